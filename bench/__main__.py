@@ -1,0 +1,32 @@
+"""`python -m bench <name> [...]`: each benchmark is a module of this package with `main(argv) -> int`."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# name -> (module, one-line description); a module is imported only when its benchmark runs,
+# so `python -m bench engine` never pays for importing torch.
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "shi2016": ("bench.shi2016", "reproduce Shi et al. 2016 Table 4 on this machine"),
+    "engine": ("bench.engine_latency", "recommend() latency over a varied set of specs"),
+    "harness": ("bench.harness", "measure() overhead and agreement with torch.utils.benchmark"),
+    "epoch": ("bench.epoch", "predicted vs actual time of one training epoch"),
+    "queue": ("bench.queue", "calibration round trip through a real worker, pick-up included"),
+    "api": ("bench.api_load", "POST recommendations throughput and p95 under gunicorn"),
+    "pages": ("bench.pages", "server-side render time of the main pages"),
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in {"-h", "--help"} or argv[0] not in BENCHMARKS:
+        print("usage: python -m bench <benchmark> [options]\n")
+        for name, (_, text) in BENCHMARKS.items():
+            print(f"  {name:<10} {text}")
+        return 0 if argv and argv[0] in {"-h", "--help"} else 2
+    module = importlib.import_module(BENCHMARKS[argv[0]][0])
+    return int(module.main(argv[1:]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
