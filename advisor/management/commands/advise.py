@@ -1,0 +1,42 @@
+"""`python manage.py advise SPEC.json` (or `-` for stdin): print the Recommendation as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from advisor import engine
+
+
+class Command(BaseCommand):
+    help = "Recommend a network for the TaskSpec in SPEC.json ('-' reads stdin); exit 2 on bad input."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("spec", help="path to a TaskSpec JSON file, or - for standard input")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["spec"]
+        try:
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            self._fail({"spec": [f"cannot read {path}: {exc.strerror}"]})
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._fail({"spec": [f"not valid JSON: {exc}"]})
+        try:
+            result = engine.recommend(spec)
+        except engine.SpecError as exc:
+            self._fail(exc.errors)
+        self.stdout.write(json.dumps(result, indent=2))
+
+    def _fail(self, errors: dict[str, list[str]]) -> None:
+        sys.stderr.write(json.dumps(errors, indent=2) + "\n")
+        for field, messages in errors.items():
+            for message in messages:
+                sys.stderr.write(f"{field}: {message}\n")
+        sys.exit(2)

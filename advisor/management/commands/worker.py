@@ -1,0 +1,78 @@
+"""`python manage.py worker [--device cpu|cuda:N]`: announce this machine's device, then consume only its
+queue, one job at a time, beating a heartbeat and recovering jobs a dead worker left running."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import close_old_connections
+
+from advisor import workers
+from advisor.celery import app
+
+log = logging.getLogger(__name__)
+
+
+class Command(BaseCommand):
+    help = "Start a Celery worker for one device (its own queue, concurrency 1)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
+        parser.add_argument("--host", default=os.environ.get("ADVISOR_HOST") or socket.gethostname())
+        parser.add_argument("--loglevel", default="INFO")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from advisor.calibration import detect_devices
+
+        kind, _, index = str(options["device"]).partition(":")
+        found = [
+            d for d in detect_devices() if d["kind"] == kind and str(d.get("index", 0)) == (index or "0")
+        ]
+        if not found:
+            raise CommandError(f"no device {options['device']!r} on this machine")
+        host = options["host"]
+        worker_name = f"{kind}{index or 0}@{host}"
+        devices = workers.register_devices(host=host, worker=worker_name, devices=found)
+        ids = [d.id for d in devices]
+        queues = [d.queue for d in devices]
+        workers.reap_orphans(device_ids=ids, stale_after=0)
+        close_old_connections()
+        beat = threading.Thread(target=_beat, args=(ids, queues), name="device-heartbeat", daemon=True)
+        beat.start()
+        self.stdout.write(f"worker {worker_name}: device {ids[0]} ({devices[0].name}) on queue {queues[0]}")
+        app.worker_main(
+            [
+                "worker",
+                "--queues",
+                ",".join(queues),
+                "--concurrency",
+                "1",
+                "--hostname",
+                worker_name,
+                "--loglevel",
+                options["loglevel"],
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
+
+
+def _beat(device_ids: list[str], queues: list[str]) -> None:
+    period = settings.WORKER_HEARTBEAT_SECONDS
+    stale_after = max(30.0, 6 * period)
+    stop = threading.Event()
+    while not stop.wait(period):
+        try:
+            workers.heartbeat(device_ids=device_ids)
+            workers.reap_orphans(device_ids=device_ids, stale_after=stale_after)
+            workers.resend_unsent(queues=queues)
+        except Exception:  # the database or broker may be briefly away; the next beat tries again
+            log.exception("heartbeat failed")
+        finally:
+            close_old_connections()

@@ -1,0 +1,130 @@
+"""What the advisor stores: recommendations, devices that workers offer, calibration jobs, measurements."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Device(models.Model):
+    """A CPU or GPU a live worker offers. Rows outlive their worker: a stale heartbeat means offline."""
+
+    KIND_CHOICES = [("cpu", "CPU"), ("cuda", "CUDA GPU")]
+
+    id = models.CharField(primary_key=True, max_length=200)  # "<host>-cpu0", "<host>-cuda1"
+    host = models.CharField(max_length=200)
+    kind = models.CharField(max_length=8, choices=KIND_CHOICES)
+    index = models.PositiveIntegerField(default=0)
+    name = models.CharField(max_length=300)
+    cores = models.PositiveIntegerField(null=True, blank=True)
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    queue = models.CharField(max_length=250, unique=True)
+    worker = models.CharField(max_length=250, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    registered_at = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["host", "kind", "index"]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.name})"
+
+    @property
+    def online(self) -> bool:
+        period = settings.WORKER_HEARTBEAT_SECONDS
+        return timezone.now() - self.last_seen < timedelta(seconds=3 * period + 2)
+
+
+class Recommendation(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"
+    )
+    spec = models.JSONField()  # the normalised TaskSpec
+    result = models.JSONField()  # engine.recommend()'s answer, without id
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"Recommendation {self.pk} ({self.spec.get('task')})"
+
+    @property
+    def first_family(self) -> str:
+        candidates: list[dict[str, Any]] = self.result.get("candidates", [])
+        return str(candidates[0]["family"]) if candidates else ""
+
+
+class CalibrationJob(models.Model):
+    QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
+    STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
+    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibrations")
+    recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE, related_name="calibrations")
+    candidate = models.PositiveIntegerField(default=0)
+    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="jobs")
+    batch_sizes = models.JSONField(default=list)
+    threads = models.JSONField(default=list)
+    time_limit_seconds = models.PositiveIntegerField()
+    options = models.JSONField(default=dict, blank=True)  # min_iterations, min_seconds, allocator, ...
+
+    status = models.CharField(max_length=12, choices=STATUS_CHOICES, default=QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0)
+    step = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    estimate = models.JSONField(null=True, blank=True)  # the measured estimate, once succeeded
+
+    idempotency_key = models.CharField(max_length=200, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)  # null: not yet handed to the broker (outbox)
+    attempts = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="unique_idempotency_key_per_owner",
+            )
+        ]
+        indexes = [models.Index(fields=["owner", "-created_at"]), models.Index(fields=["device", "status"])]
+
+    def __str__(self) -> str:
+        return f"Calibration {self.pk} on {self.device_id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class Measurement(models.Model):
+    """One measured configuration; saved as soon as it is measured so a crash loses at most one."""
+
+    job = models.ForeignKey(CalibrationJob, on_delete=models.CASCADE, related_name="measurements")
+    batch_size = models.PositiveIntegerField()
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    allocator = models.CharField(max_length=20, default="default")
+    status = models.CharField(max_length=12, default="ok")  # "ok" or "oom"
+    seconds_per_batch = models.FloatField(null=True, blank=True)
+    result = models.JSONField()  # advisor.calibration.measure()'s dict
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"batch {self.batch_size}, {self.threads} threads: {self.seconds_per_batch}"

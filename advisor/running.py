@@ -1,0 +1,150 @@
+"""Running one calibration job on this worker: claim it, measure in a child process, save as it goes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from advisor import engine
+from advisor.models import CalibrationJob, Measurement
+
+log = logging.getLogger(__name__)
+
+# Cancel checks and heartbeats hit the database; once a second is plenty for both.
+CHECK_EVERY_SECONDS = 1.0
+
+
+def run_calibration_job(*, job_id: int) -> str:
+    """Claim the job with a conditional UPDATE so a re-delivered or duplicate message does nothing, then
+    measure. Returns the job's final status (or 'skipped')."""
+    now = timezone.now()
+    claimed = CalibrationJob.objects.filter(
+        pk=job_id, status=CalibrationJob.QUEUED, cancel_requested=False
+    ).update(
+        status=CalibrationJob.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+        step="starting",
+        error="",
+    )
+    if not claimed:
+        log.info("calibration %s not claimed (already taken, finished or cancelled)", job_id)
+        return "skipped"
+    job = CalibrationJob.objects.select_related("device", "recommendation").get(pk=job_id)
+    from advisor.calibration import JobPlan, run_job
+
+    candidate = job.recommendation.result["candidates"][job.candidate]
+    plan = JobPlan(
+        candidate=candidate,
+        device=_torch_device(job),
+        batch_sizes=list(job.batch_sizes),
+        threads=list(job.threads),
+        time_limit_s=float(job.time_limit_seconds),
+        **{k: v for k, v in job.options.items() if k in PLAN_OPTIONS},
+    )
+    watcher = _Watcher(job)
+    try:
+        summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+    except Exception as exc:
+        log.exception("calibration %s crashed", job_id)
+        summary = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+    return _finish(job, summary)
+
+
+PLAN_OPTIONS = {"min_iterations", "min_seconds", "warmup", "allocator", "max_batch_size"}
+
+
+def _torch_device(job: CalibrationJob) -> str:
+    return "cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}"
+
+
+class _Watcher:
+    """Receives the runner's events in the worker and answers its cancel checks; doubles as the heartbeat."""
+
+    def __init__(self, job: CalibrationJob) -> None:
+        self.job = job
+        self.last_check = 0.0
+        self.cancelled = False
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if event["type"] == "result":
+            record_result(job=self.job, event=event)
+        elif event["type"] == "progress":
+            total = max(int(event.get("total") or 1), 1)
+            CalibrationJob.objects.filter(pk=self.job.pk).update(
+                progress=min(1.0, int(event.get("done", 0)) / total),
+                step=str(event.get("step", ""))[:300],
+                heartbeat_at=timezone.now(),
+            )
+
+    def should_cancel(self) -> bool:
+        now = time.monotonic()
+        if now - self.last_check >= CHECK_EVERY_SECONDS:
+            self.last_check = now
+            CalibrationJob.objects.filter(pk=self.job.pk).update(heartbeat_at=timezone.now())
+            self.cancelled = CalibrationJob.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+        return self.cancelled
+
+
+def _finish(job: CalibrationJob, summary: dict[str, Any]) -> str:
+    status = {
+        "succeeded": CalibrationJob.SUCCEEDED,
+        "cancelled": CalibrationJob.CANCELLED,
+    }.get(summary.get("status", ""), CalibrationJob.FAILED)
+    error = str(summary.get("error") or "")
+    if summary.get("status") == "timed_out":
+        error = error or f"stopped at the time limit of {job.time_limit_seconds} s"
+    estimate = measured_estimate(job) if status == CalibrationJob.SUCCEEDED else None
+    if status == CalibrationJob.SUCCEEDED and estimate is None:
+        status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
+    CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
+        status=status,
+        error=error,
+        summary=summary,
+        estimate=estimate,
+        finished_at=timezone.now(),
+        progress=1.0 if status == CalibrationJob.SUCCEEDED else F("progress"),
+        step={"succeeded": "done", "cancelled": "cancelled", "failed": "failed"}[status],
+    )
+    return status
+
+
+def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
+    result = event["result"]
+    return Measurement.objects.create(
+        job=job,
+        batch_size=event["batch_size"],
+        threads=event.get("threads"),
+        allocator=event.get("allocator", "default"),
+        status=result.get("status", "ok"),
+        seconds_per_batch=result.get("seconds_per_batch") if result.get("status", "ok") == "ok" else None,
+        result=result,
+    )
+
+
+def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
+    """The estimate from the fastest configuration per example that ran at the plan's own set-up."""
+    ok = [m for m in job.measurements.all() if m.status == "ok" and m.seconds_per_batch]
+    if not ok:
+        return None
+    best = max(ok, key=lambda m: m.batch_size / m.seconds_per_batch)  # type: ignore[operator]
+    estimate = engine.measured_estimate(
+        job.recommendation.result,
+        job.candidate,
+        seconds_per_batch=float(best.seconds_per_batch or 0),
+        batch_size=best.batch_size,
+    )
+    return {
+        **estimate,
+        "measured_at": {
+            "batch_size": best.batch_size,
+            "threads": best.threads,
+            "allocator": best.allocator,
+            "device": job.device_id,
+        },
+    }

@@ -1,0 +1,199 @@
+"""The use cases. Views, the API, the CLI and Celery tasks call these; they do all the writes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from advisor import engine
+from advisor.models import CalibrationJob, Device, Recommendation
+
+log = logging.getLogger(__name__)
+
+MAX_BATCH_SIZE = 65536
+
+
+class CalibrationRefused(Exception):
+    """A calibration request that must not be queued; `.errors` names the offending fields."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+class JobFinished(Exception):
+    """Cancelling a job that already finished."""
+
+
+# --- recommendations ---------------------------------------------------------------------------------------
+
+
+def advise(*, owner: AbstractBaseUser, spec: dict[str, Any]) -> Recommendation:
+    """Validate the spec through the engine and store its answer. Raises engine.SpecError on bad input."""
+    result = engine.recommend(spec)
+    return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
+
+
+def recommendation_payload(rec: Recommendation) -> dict[str, Any]:
+    """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one."""
+    payload: dict[str, Any] = {"id": rec.pk, **rec.result}
+    measured = latest_measured_estimates(rec)
+    if measured:
+        payload["candidates"] = [
+            {**cand, "estimate": measured[i]} if i in measured else cand
+            for i, cand in enumerate(payload["candidates"])
+        ]
+    return payload
+
+
+def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
+    jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
+        "finished_at"
+    )
+    return {job.candidate: {**job.estimate, "calibration": job.pk} for job in jobs}
+
+
+# --- calibration jobs --------------------------------------------------------------------------------------
+
+
+def submit_calibration(
+    *,
+    owner: AbstractBaseUser,
+    recommendation: Recommendation,
+    candidate: int,
+    device: Device,
+    batch_sizes: list[int] | None = None,
+    threads: list[int] | None = None,
+    time_limit_seconds: int | None = None,
+    idempotency_key: str = "",
+    options: dict[str, Any] | None = None,
+) -> tuple[CalibrationJob, bool]:
+    """Queue a calibration on the device's own queue; returns (job, created). With an idempotency key already
+    used by this owner, returns that job instead of queuing another."""
+    if idempotency_key:
+        existing = CalibrationJob.objects.filter(owner=owner, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing, False
+    batch_sizes = list(batch_sizes or [])
+    threads = list(threads or [])
+    limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
+    check_calibration_limits(
+        recommendation=recommendation,
+        candidate=candidate,
+        device=device,
+        batch_sizes=batch_sizes,
+        threads=threads,
+        time_limit_seconds=limit,
+    )
+    try:
+        with transaction.atomic():
+            job = CalibrationJob.objects.create(
+                owner=owner,
+                recommendation=recommendation,
+                candidate=candidate,
+                device=device,
+                batch_sizes=batch_sizes,
+                threads=threads,
+                time_limit_seconds=limit,
+                idempotency_key=idempotency_key,
+                options=options or {},
+            )
+            transaction.on_commit(lambda: publish(job))
+    except IntegrityError:
+        # A concurrent retry with the same key won the race.
+        return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False
+    return job, True
+
+
+def check_calibration_limits(
+    *,
+    recommendation: Recommendation,
+    candidate: int,
+    device: Device,
+    batch_sizes: list[int],
+    threads: list[int],
+    time_limit_seconds: int,
+) -> None:
+    """Refuse, before queuing, what would misuse a shared device or cannot run at all."""
+    errors: dict[str, list[str]] = {}
+    candidates = recommendation.result["candidates"]
+    if not 0 <= candidate < len(candidates):
+        raise CalibrationRefused({"candidate": [f"must be between 0 and {len(candidates) - 1}"]})
+    cand = candidates[candidate]
+    if not device.online:
+        errors["device"] = [
+            f"device {device.id} is offline (its worker has not been seen since {device.last_seen})"
+        ]
+    bad_batches = [b for b in batch_sizes if not isinstance(b, int) or not 1 <= b <= MAX_BATCH_SIZE]
+    if bad_batches:
+        errors["batch_sizes"] = [f"each batch size must be an integer from 1 to {MAX_BATCH_SIZE}"]
+    max_threads = device.threads or device.cores or 1
+    if device.kind == "cpu" and any(not isinstance(t, int) or not 1 <= t <= max_threads for t in threads):
+        errors["threads"] = [f"each thread count must be an integer from 1 to {max_threads} on {device.name}"]
+    if not 1 <= time_limit_seconds <= settings.CALIBRATION_MAX_SECONDS:
+        errors["time_limit_seconds"] = [f"must be from 1 to {settings.CALIBRATION_MAX_SECONDS} seconds"]
+    if cand["parameters"] > settings.CALIBRATION_MAX_PARAMETERS:
+        errors["candidate"] = [
+            f"{cand['parameters']:,} parameters exceed this server's cap of "
+            f"{settings.CALIBRATION_MAX_PARAMETERS:,} (CALIBRATION_MAX_PARAMETERS)"
+        ]
+    if device.memory_bytes and not bad_batches:
+        for b in batch_sizes or [cand["training"]["batch_size"]]:
+            need = engine.memory_for(cand, batch_size=b)["total"]
+            if need > device.memory_bytes:
+                errors.setdefault("batch_sizes", []).append(
+                    f"batch {b} needs about {need / 2**30:.1f} GiB, more than {device.name}'s "
+                    f"{device.memory_bytes / 2**30:.1f} GiB"
+                )
+                break
+    if errors:
+        raise CalibrationRefused(errors)
+
+
+def publish(job: CalibrationJob) -> bool:
+    """Hand the job to the broker on its device's queue. A job the broker did not take stays queued with
+    sent_at empty (an outbox) and is sent again by the next worker heartbeat."""
+    from advisor.tasks import run_calibration
+
+    try:
+        result = run_calibration.apply_async(args=[job.pk], queue=job.device.queue, retry=False)
+    except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
+        log.warning("calibration %s not sent, broker unreachable: %s", job.pk, exc)
+        return False
+    CalibrationJob.objects.filter(pk=job.pk).update(
+        sent_at=timezone.now(), options=_with_task_id(job, result.id)
+    )
+    return True
+
+
+def _with_task_id(job: CalibrationJob, task_id: str) -> dict[str, Any]:
+    return {**job.options, "task_id": task_id}
+
+
+def cancel_calibration(*, job: CalibrationJob) -> CalibrationJob:
+    """Queued: cancelled at once (the task, if it still arrives, finds nothing to claim). Running: the runner
+    stops the measuring child at its next check."""
+    now = timezone.now()
+    if CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.QUEUED).update(
+        status=CalibrationJob.CANCELLED, finished_at=now, step="cancelled before it started"
+    ):
+        task_id = job.options.get("task_id")
+        if task_id:
+            from advisor.celery import app
+
+            try:
+                app.control.revoke(task_id)
+            except Exception as exc:  # revocation is an optimisation; the claim already guards the job
+                log.info("revoke of %s not broadcast: %s", task_id, exc)
+    elif not CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
+        cancel_requested=True
+    ):
+        job.refresh_from_db()
+        raise JobFinished(f"calibration {job.pk} already {job.status}")
+    job.refresh_from_db()
+    return job

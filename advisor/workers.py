@@ -1,0 +1,87 @@
+"""What workers do about themselves: announce devices, beat, resend the outbox, recover orphaned jobs."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from advisor.models import CalibrationJob, Device
+from advisor.services import publish
+
+log = logging.getLogger(__name__)
+
+
+def resend_unsent(*, queues: list[str]) -> int:
+    jobs = CalibrationJob.objects.filter(
+        status=CalibrationJob.QUEUED, sent_at__isnull=True, device__queue__in=queues
+    ).select_related("device")
+    return sum(publish(job) for job in jobs)
+
+
+def register_devices(*, host: str, worker: str, devices: list[dict[str, Any]]) -> list[Device]:
+    rows = []
+    now = timezone.now()
+    for dev in devices:
+        ident = f"{host}-{dev['kind']}{dev.get('index', 0)}"
+        row, _ = Device.objects.update_or_create(
+            id=ident,
+            defaults={
+                "host": host,
+                "kind": dev["kind"],
+                "index": dev.get("index", 0),
+                "name": dev.get("name", dev["kind"]),
+                "cores": dev.get("cores"),
+                "threads": dev.get("threads"),
+                "memory_bytes": dev.get("memory_bytes"),
+                "queue": device_queue(ident),
+                "worker": worker,
+                "details": dev,
+                "last_seen": now,
+            },
+        )
+        rows.append(row)
+    return rows
+
+
+def device_queue(device_id: str) -> str:
+    return f"calibrate.{device_id}"
+
+
+def heartbeat(*, device_ids: list[str]) -> None:
+    Device.objects.filter(id__in=device_ids).update(last_seen=timezone.now())
+
+
+def reap_orphans(*, device_ids: list[str], stale_after: float) -> list[int]:
+    """Jobs left 'running' by a worker that died: queued again while attempts remain, else failed with the
+    reason. On a worker's start every running job of its devices is an orphan (stale_after=0), since each
+    device runs one job at a time and that worker is the only one consuming its queue."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after)
+    orphans = CalibrationJob.objects.filter(
+        device_id__in=device_ids, status=CalibrationJob.RUNNING, heartbeat_at__lt=cutoff
+    ).select_related("device")
+    reaped = []
+    for job in orphans:
+        reason = (
+            f"the worker measuring on {job.device_id} stopped while this job ran (attempt {job.attempts}); "
+            "no heartbeat since " + job.heartbeat_at.isoformat(timespec="seconds")  # type: ignore[union-attr]
+        )
+        if job.attempts < settings.CALIBRATION_MAX_ATTEMPTS and not job.cancel_requested:
+            claimed = CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
+                status=CalibrationJob.QUEUED, sent_at=None, step=f"re-queued: {reason}", progress=0.0
+            )
+            if claimed:
+                job.refresh_from_db()
+                publish(job)
+        else:
+            final = CalibrationJob.CANCELLED if job.cancel_requested else CalibrationJob.FAILED
+            claimed = CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
+                status=final, error=reason, finished_at=timezone.now()
+            )
+        if claimed:
+            log.warning("reaped calibration %s: %s", job.pk, reason)
+            reaped.append(job.pk)
+    return reaped

@@ -1,0 +1,162 @@
+"""Shared fixtures: users and API clients, and a real Celery worker process for integration tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+REPO = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+TABULAR_SPEC: dict[str, Any] = {
+    "task": "tabular",
+    "goal": "classify",
+    "data": {"examples": 2000, "input_shape": [16], "outputs": 3},
+    "hardware": {"cpu_cores": 2, "ram_gb": 8},
+    "target": {"accuracy": 0.9},
+}
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip when something a test needs is missing, except in CI, where a missing service is a failure."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def tabular_spec() -> dict[str, Any]:
+    import copy
+
+    return copy.deepcopy(TABULAR_SPEC)
+
+
+@pytest.fixture
+def user(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user(username="ada", password="correct-horse-battery")
+
+
+@pytest.fixture
+def other_user(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user(username="bob", password="correct-horse-battery")
+
+
+@pytest.fixture
+def api(user: Any) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def worker_env() -> dict[str, str]:
+    """The environment a worker process needs to share this test run's database and broker."""
+    db = settings.DATABASES["default"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "WORKER_HEARTBEAT_SECONDS": "0.5"}
+    env["ADVISOR_VAR_DIR"] = str(settings.VAR_DIR)
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    if db["ENGINE"].endswith("sqlite3"):
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    else:
+        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return env
+
+
+class WorkerProcess:
+    """A real `manage.py worker` process on a host name of its own, so its queue is this test's alone."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.host = f"pytest-{uuid.uuid4().hex[:8]}"
+        self.device_id = f"{self.host}-cpu0"
+        self.log_path = log_dir / f"worker-{self.host}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> None:
+        from advisor.models import Device
+
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "manage.py",
+                "worker",
+                "--device",
+                "cpu",
+                "--host",
+                self.host,
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=REPO,
+            env=worker_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            if "ready." in self.log() and Device.objects.filter(id=self.device_id).exists():
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker, its pool child and the measuring grandchild."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def worker(transactional_db: None, tmp_path: Path) -> Iterator[WorkerProcess]:
+    proc = WorkerProcess(tmp_path)
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def wait_for(predicate: Any, *, timeout: float, interval: float = 0.2, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    need(path is not None, "chromium is not installed (make test installs it with apt-get)")
+    return str(path)

@@ -1,0 +1,49 @@
+"""No Docker engine runs here, so the compose file is checked by parsing it: the services of the team set-up,
+their images, environment and health checks, and that every dependency points at a service that exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DOCKER = Path(__file__).resolve().parents[2] / "docker"
+
+
+def _compose() -> dict[str, Any]:
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())
+
+
+def test_it_has_the_team_services_with_healthchecks() -> None:
+    services = _compose()["services"]
+    assert {"postgres", "redis", "web", "worker-cpu", "migrate"} <= set(services)
+    for name in ("postgres", "redis", "web", "worker-cpu"):
+        assert services[name]["healthcheck"]["test"], name
+    assert services["postgres"]["image"].startswith("postgres:")
+    assert services["redis"]["image"].startswith("redis:")
+    assert "gunicorn" in services["web"]["command"]
+    assert services["worker-cpu"]["command"][:4] == ["python", "manage.py", "worker", "--device"]
+
+
+def test_it_points_the_app_at_postgres_and_redis() -> None:
+    services = _compose()["services"]
+    for name in ("migrate", "web", "worker-cpu"):
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:" in env["DATABASE_URL"]
+        assert env["CELERY_BROKER_URL"].startswith("redis://redis:")
+
+
+def test_it_depends_only_on_defined_services() -> None:
+    services = _compose()["services"]
+    for name, service in services.items():
+        for dependency in service.get("depends_on", {}):
+            assert dependency in services, f"{name} depends on missing {dependency}"
+
+
+def test_it_builds_from_files_that_exist() -> None:
+    build = _compose()["services"]["migrate"]["build"]
+    assert (DOCKER / build["context"] / build["dockerfile"]).resolve().is_file()
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    assert "download.pytorch.org/whl/cpu" in dockerfile and "torch==2.13.0" in dockerfile
+    assert "torch==" in (DOCKER / "Dockerfile.cuda").read_text()
