@@ -1,0 +1,141 @@
+"""`python -m bench queue [--broker URL] [--database URL] [--repeat N]`: calibration round trips through a
+real worker process: queue pick-up, and the whole default calibration of a small tabular and a small
+vision task.
+
+Runs against a throw-away SQLite database and file-system broker in a temporary folder unless told otherwise,
+so it never touches the database of `make run`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+SPECS: dict[str, dict[str, Any]] = {
+    "tabular 20k x 32, 4 classes": {
+        "task": "tabular",
+        "data": {"examples": 20000, "input_shape": [32], "outputs": 4},
+        "hardware": {"cpu_cores": 2, "ram_gb": 16},
+        "target": {"accuracy": 0.9},
+    },
+    "vision 60k MNIST-like": {
+        "task": "vision",
+        "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
+        "hardware": {"cpu_cores": 2, "ram_gb": 16},
+        "target": {"accuracy": 0.98},
+    },
+}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench queue", description=__doc__)
+    parser.add_argument("--broker", default="filesystem://", help="CELERY_BROKER_URL (default: embedded)")
+    parser.add_argument("--database", default="", help="DATABASE_URL (default: a temporary SQLite file)")
+    parser.add_argument("--repeat", type=int, default=3, help="round trips per spec")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
+        os.environ["ADVISOR_VAR_DIR"] = tmp
+        os.environ["DATABASE_URL"] = args.database or f"sqlite:///{tmp}/bench.sqlite3"
+        os.environ["CELERY_BROKER_URL"] = args.broker
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO, check=True)
+        host = f"bench-{os.getpid()}"
+        log = open(Path(tmp) / "worker.log", "wb")  # noqa: SIM115 - closed after the worker stops
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "manage.py",
+                "worker",
+                "--device",
+                "cpu",
+                "--host",
+                host,
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            rows = _run(host, args.repeat)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+            log.close()
+    _print(rows, args.broker)
+    return 0
+
+
+def _run(host: str, repeat: int) -> list[dict[str, Any]]:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    from advisor import services
+    from advisor.models import CalibrationJob, Device
+
+    device_id = f"{host}-cpu0"
+    _wait(lambda: Device.objects.filter(id=device_id).exists(), 60, "the worker to register its device")
+    time.sleep(1.0)  # the worker announces its device a moment before it consumes
+    device = Device.objects.get(id=device_id)
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    rows = []
+    for name, spec in SPECS.items():
+        rec = services.advise(owner=user, spec=spec)
+        for _ in range(repeat):
+            start = time.perf_counter()
+            job, _ = services.submit_calibration(owner=user, recommendation=rec, candidate=0, device=device)
+            _wait(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, "the job")
+            total = time.perf_counter() - start
+            job.refresh_from_db()
+            assert job.started_at is not None and job.finished_at is not None
+            rows.append(
+                {
+                    "spec": name,
+                    "family": rec.first_family,
+                    "status": job.status,
+                    "configs": job.measurements.count(),
+                    "pickup": (job.started_at - job.created_at).total_seconds(),
+                    "total": total,
+                    "error": job.error,
+                }
+            )
+    return rows
+
+
+def _wait(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def _print(rows: list[dict[str, Any]], broker: str) -> None:
+    print(f"broker: {broker.split('://')[0]}   (seconds; pick-up = job row created -> claimed by the worker)")
+    print(f"{'spec':<30} {'family':<7} {'status':<10} {'configs':>7} {'pick-up':>8} {'total':>7}")
+    for row in rows:
+        print(
+            f"{row['spec']:<30} {row['family']:<7} {row['status']:<10} {row['configs']:>7} "
+            f"{row['pickup']:>8.3f} {row['total']:>7.2f}"
+        )
+        if row["error"]:
+            print(f"    error: {row['error']}")
+    for name in SPECS:
+        totals = [r["total"] for r in rows if r["spec"] == name]
+        pickups = [r["pickup"] for r in rows if r["spec"] == name]
+        total, pickup = statistics.median(totals), statistics.median(pickups)
+        print(f"median {name}: total {total:.2f} s, pick-up {pickup:.3f} s")
