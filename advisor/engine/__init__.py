@@ -1,0 +1,33 @@
+"""The rules engine: pure Python (no Django, no torch). See /work/shared/contract/README.md.
+
+recommend(spec) -> Recommendation (without id)      normalise(spec) -> validated spec, defaults filled
+SpecError(.errors: {dotted.path: [messages]})         gpu_catalog() -> [GPU dicts]
+rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batch_size=) -> memory_bytes
+estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
+measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
+"""
+
+from __future__ import annotations
+
+from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, storage_catalog
+from advisor.engine.errors import SpecError
+from advisor.engine.measured import estimate_for, measured_estimate
+from advisor.engine.memory import memory_for
+from advisor.engine.recommend import recommend
+from advisor.engine.rules import RULES, rules
+from advisor.engine.spec import normalise
+
+__all__ = [
+    "RULES",
+    "SpecError",
+    "cpu_catalog",
+    "estimate_for",
+    "gpu_catalog",
+    "link_catalog",
+    "measured_estimate",
+    "memory_for",
+    "normalise",
+    "recommend",
+    "rules",
+    "storage_catalog",
+]

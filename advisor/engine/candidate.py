@@ -1,0 +1,83 @@
+"""From a family's draft (layer lists, io, reasons) to the contract's candidate dict, counted exactly."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.engine.layers import Layer
+from advisor.engine.memory import breakdown, count_networks
+from advisor.engine.training import setup
+
+
+@dataclass
+class Draft:
+    family: str
+    depth: str  # "shallow" or "deep"
+    networks: dict[str, list[Layer]]
+    hidden_sizes: list[int]
+    io: dict[str, Any]
+    loss: str
+    reasons: list[dict[str, Any]] = field(default_factory=list)
+    published: str | None = None
+
+
+def io_dict(
+    input_shape: list[int],
+    target: str,
+    outputs: int | None,
+    *,
+    vocab_size: int | None = None,
+    latent_size: int | None = None,
+) -> dict[str, Any]:
+    return {
+        "input_shape": list(input_shape),
+        "input_dtype": "int64" if vocab_size is not None else "float32",
+        "vocab_size": vocab_size,
+        "target": target,
+        "outputs": outputs,
+        "latent_size": latent_size,
+    }
+
+
+def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
+    candidate: dict[str, Any] = {
+        "family": draft.family,
+        "depth": draft.depth,
+        "published": draft.published,
+        "networks": draft.networks,
+        "hidden_sizes": draft.hidden_sizes,
+        "io": draft.io,
+    }
+    counts = count_networks(candidate)
+    parameters = sum(c.parameters for c in counts.values())
+    activations = sum(c.activations for c in counts.values())
+    training, training_reasons = setup(draft.family, draft.loss, draft.io["input_shape"], spec)
+    candidate["parameters"] = parameters
+    candidate["flops_per_example"] = sum(c.flops for c in counts.values())
+    candidate["activations_per_example"] = activations
+    candidate["training"] = training
+    candidate["memory_bytes"] = breakdown(
+        parameters,
+        activations,
+        math.prod(draft.io["input_shape"]),
+        training["batch_size"],
+        training["optimizer"],
+        draft.io["input_dtype"] == "int64",
+    )
+    candidate["reasons"] = [*draft.reasons, *training_reasons]
+    return candidate
+
+
+def rebatch(candidate: dict[str, Any], batch_size: int) -> None:
+    """Change a candidate's mini-batch in place (and its memory) when the first choice does not fit."""
+    candidate["training"]["batch_size"] = batch_size
+    candidate["memory_bytes"] = breakdown(
+        candidate["parameters"],
+        candidate["activations_per_example"],
+        math.prod(candidate["io"]["input_shape"]),
+        batch_size,
+        candidate["training"]["optimizer"],
+        candidate["io"]["input_dtype"] == "int64",
+    )

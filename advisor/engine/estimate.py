@@ -1,0 +1,130 @@
+"""Analytic time estimates (basis "analytic") from FLOPs, bytes and the catalog's peaks.
+
+seconds per batch = max(compute, memory traffic) + per-layer overhead, where
+- compute = training FLOPs (3 x forward: the backward pass costs about twice the forward; a GAN step runs
+  both networks twice) x batch / (peak FP32 FLOP/s x EFFICIENCY);
+- memory traffic = (16 bytes per parameter: weights read twice, gradient written, optimiser state read and
+  written; 8 bytes per kept activation: written forward, read backward) / memory bandwidth;
+- overhead = 3 launches (forward, backward, update) per layer, LAUNCH_SECONDS each.
+EFFICIENCY is the share of peak that real frameworks reach on these networks: Shi et al. 2016 Table 4, best
+tool per network at its Table 4 batch, gives 30-64% of peak on the GTX 1080 (FCN-5 30%, ResNet-50 52%,
+AlexNet 64%, LSTM-32 45%) and 22-42% of the i7-3820's AVX peak at 4 threads; we use 45% (GPU) and 35% (CPU).
+Several GPUs under data parallelism: each doubling cuts the time by MULTI_GPU_CUT (W §III-H: 35% at best,
+28% Caffe, 10% Torch/TensorFlow in S's runs).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.engine import catalog
+
+EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
+LAUNCH_SECONDS = {"gpu": 10e-6, "cpu": 5e-6}
+TRAIN_MULTIPLIER = {"gan": 6}  # others: 3
+MULTI_GPU_CUT = 0.35
+CPU_CORE = "generic-avx2"
+CPU_BANDWIDTH_PER_CORE_GBPS = 10.0
+CPU_BANDWIDTH_MAX_GBPS = 100.0
+
+
+@dataclass(frozen=True)
+class Device:
+    kind: str  # "cpu" or "gpu"
+    name: str
+    peak_flops: float  # FP32 FLOP/s of one device
+    bandwidth: float  # bytes/s of one device's memory
+    count: int  # devices working together (data parallel)
+    memory_bytes: float  # of one device
+
+
+def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> Device:
+    hardware = spec["hardware"]
+    if plan["device"] == "gpu":
+        entry = catalog.gpu(hardware["gpu"])
+        memory_gb = hardware["gpu_memory_gb"] or entry["memory_gb"]
+        return Device(
+            "gpu",
+            entry["name"],
+            entry["fp32_tflops"] * 1e12,
+            entry["memory_bandwidth_gbps"] * 1e9,
+            plan["gpus"] * plan["nodes"],
+            memory_gb * 1e9,
+        )
+    core = catalog.cpu(CPU_CORE)
+    threads = plan["threads"]
+    return Device(
+        "cpu",
+        f"{threads} CPU cores",
+        threads * core["ghz"] * 1e9 * core["fp32_flops_per_cycle_per_core"],
+        min(threads * CPU_BANDWIDTH_PER_CORE_GBPS, CPU_BANDWIDTH_MAX_GBPS) * 1e9,
+        1,
+        hardware["ram_gb"] * 1e9,
+    )
+
+
+def layer_count(networks: dict[str, list[dict[str, Any]]]) -> int:
+    return sum(_layers(layers) for layers in networks.values())
+
+
+def _layers(layers: list[dict[str, Any]]) -> int:
+    total = 0
+    for item in layers:
+        args = item["args"]
+        if item["kind"] == "Residual":
+            total += _layers(args["body"]) + _layers(args["shortcut"])
+        elif item["kind"] == "Concat":
+            total += sum(_layers(branch) for branch in args["branches"])
+        else:
+            total += 1
+    return total
+
+
+def seconds_per_batch(
+    *,
+    family: str,
+    flops: int,
+    parameters: int,
+    activations: int,
+    layers: int,
+    batch_size: int,
+    device: Device,
+) -> float:
+    train_flops = TRAIN_MULTIPLIER.get(family, 3) * flops * batch_size
+    compute = train_flops / (device.peak_flops * EFFICIENCY[device.kind])
+    traffic = (16 * parameters + 8 * activations * batch_size) / device.bandwidth
+    return max(compute, traffic) + 3 * layers * LAUNCH_SECONDS[device.kind]
+
+
+def multi_gpu_factor(devices: int) -> float:
+    return (1.0 - MULTI_GPU_CUT) ** math.log2(devices) if devices > 1 else 1.0
+
+
+def assemble(
+    *,
+    per_batch: float,
+    batch_size: int,
+    examples: int,
+    epochs: int,
+    devices: int,
+    io_seconds_per_epoch: float,
+    basis: str,
+) -> dict[str, Any]:
+    """An estimate from seconds per batch on one device; the data stall is what prefetching cannot hide."""
+    batches = math.ceil(examples / batch_size)
+    compute = per_batch * batches * multi_gpu_factor(devices)
+    stall = max(0.0, io_seconds_per_epoch - compute)
+    per_epoch = compute + stall
+    return {
+        "seconds_per_batch": per_batch,
+        "seconds_per_epoch": per_epoch,
+        "seconds_to_train": per_epoch * epochs,
+        "basis": basis,
+        "batch_size": batch_size,
+        "batches_per_epoch": batches,
+        "devices": devices,
+        "compute_seconds_per_epoch": compute,
+        "data_seconds_per_epoch": stall,
+    }

@@ -1,0 +1,54 @@
+"""Estimates rebuilt after the fact: at another batch size (analytic) or from a measured seconds per batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine.estimate import assemble
+from advisor.engine.recommend import analytic, data_parallel_devices
+
+
+def _candidate(recommendation: dict[str, Any], candidate_index: int) -> dict[str, Any]:
+    candidates = recommendation["candidates"]
+    if not 0 <= candidate_index < len(candidates):
+        raise IndexError(f"candidate {candidate_index} does not exist (0..{len(candidates) - 1})")
+    candidate: dict[str, Any] = candidates[candidate_index]
+    return candidate
+
+
+def _check_batch(batch_size: int) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a whole number >= 1, not {batch_size!r}")
+
+
+def estimate_for(recommendation: dict[str, Any], candidate_index: int, *, batch_size: int) -> dict[str, Any]:
+    """The candidate's analytic estimate at another mini-batch size, under the recommendation's plan."""
+    _check_batch(batch_size)
+    candidate = _candidate(recommendation, candidate_index)
+    io = recommendation["dataflow"].get("io_seconds_per_epoch", 0.0)
+    return analytic(candidate, recommendation["spec"], recommendation["hardware_plan"], io, batch_size)
+
+
+def measured_estimate(
+    recommendation: dict[str, Any], candidate_index: int, *, seconds_per_batch: float, batch_size: int
+) -> dict[str, Any]:
+    """seconds_per_epoch = measured seconds per batch x ceil(examples / batch) (scaled for data-parallel GPUs)
+    plus the data-flow stall the engine estimates at that compute time; seconds_to_train = x epochs."""
+    _check_batch(batch_size)
+    if not isinstance(seconds_per_batch, int | float) or not seconds_per_batch > 0:
+        raise ValueError(f"seconds_per_batch must be a positive number, not {seconds_per_batch!r}")
+    candidate = _candidate(recommendation, candidate_index)
+    analytic_estimate = estimate_for(recommendation, candidate_index, batch_size=batch_size)
+    result = assemble(
+        per_batch=float(seconds_per_batch),
+        batch_size=batch_size,
+        examples=recommendation["spec"]["data"]["examples"],
+        epochs=candidate["training"]["epochs"],
+        devices=data_parallel_devices(recommendation["hardware_plan"]),
+        io_seconds_per_epoch=recommendation["dataflow"].get("io_seconds_per_epoch", 0.0),
+        basis="measured",
+    )
+    result["analytic"] = analytic_estimate
+    predicted = analytic_estimate["seconds_per_batch"]
+    result["error_vs_analytic"] = (predicted - seconds_per_batch) / seconds_per_batch
+    return result

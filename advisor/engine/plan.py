@@ -1,0 +1,199 @@
+"""The processing-unit plan (W §III-E to §III-I, S §4-§6): CPU threads, GPU, several GPUs, nodes, sync."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from advisor.engine import catalog
+from advisor.engine.dataflow import GB, GPU_USABLE
+from advisor.engine.rules import reason
+
+SYNC_LIMIT = 40  # W §III-H-2: synchronous "until a large amount of over 40 GPUs"
+MANY_NODES_PARAMETERS = 1_000_000  # above this, single-threaded CPU training is infeasible (W §III-F-1)
+ALLOCATOR_BYTES = 64 * 2**20  # tensors this large go to mmap under glibc defaults
+
+
+def gpu_memory_bytes(spec: dict[str, Any]) -> float:
+    hardware = spec["hardware"]
+    if hardware["gpu"] is None:
+        return 0.0
+    return float(hardware["gpu_memory_gb"] or catalog.gpu(hardware["gpu"])["memory_gb"]) * GB
+
+
+def make_plan(
+    spec: dict[str, Any],
+    *,
+    parameters: int,
+    memory_total: int,
+    activations_bytes: int,
+    seconds_to_train: Callable[[dict[str, Any]], float],
+) -> dict[str, Any]:
+    """The plan for the first candidate; `seconds_to_train(plan)` estimates it under a trial plan."""
+    hardware = spec["hardware"]
+    cores = hardware["cpu_cores"]
+    plan: dict[str, Any] = {
+        "device": "cpu",
+        "threads": cores,
+        "gpus": 0,
+        "nodes": 1,
+        "parallelism": "none",
+        "sync": "none",
+        "reasons": [],
+    }
+    reasons: list[dict[str, Any]] = plan["reasons"]
+    available = hardware["gpus_per_node"] * hardware["nodes"]
+    per_gpu = gpu_memory_bytes(spec) * GPU_USABLE
+    if hardware["gpu"] is not None and memory_total <= per_gpu:
+        plan.update(device="gpu", gpus=1)
+        reasons.append(
+            reason(
+                "gpu.prefer",
+                f"Training needs about {memory_total / GB:,.3g} GB (weights, gradients, optimiser state, one "
+                f"mini-batch); your {catalog.gpu(hardware['gpu'])['name']} has {per_gpu / GPU_USABLE / GB:g} "
+                "GB: "
+                "train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
+            )
+        )
+        _scale_for_budget(spec, plan, available, seconds_to_train)
+    elif hardware["gpu"] is not None:
+        _too_big_for_one_gpu(spec, plan, memory_total, per_gpu, available)
+    if plan["device"] == "cpu":
+        reasons.append(
+            reason(
+                "cpu.threads.physical",
+                f"Train with {cores} threads, one per physical core"
+                + (
+                    f", not {hardware['cpu_threads']} (hyper-threads slow training down)"
+                    if hardware["cpu_threads"] > cores
+                    else ""
+                )
+                + ".",
+            )
+        )
+        if parameters >= MANY_NODES_PARAMETERS:
+            reasons.append(
+                reason(
+                    "cpu.single.avoid",
+                    f"{parameters:,} parameters: one thread would be far too slow; use all {cores} cores.",
+                )
+            )
+        if activations_bytes >= ALLOCATOR_BYTES:
+            reasons.append(reason("cpu.allocator"))
+    if hardware["nodes"] > 1 and plan["nodes"] == 1:
+        reasons.append(
+            reason(
+                "cluster.only.large",
+                f"One node is enough for this task: spreading it over your {hardware['nodes']} nodes would "
+                "cost "
+                "more in communication than it saves.",
+            )
+        )
+    return plan
+
+
+def _scale_for_budget(
+    spec: dict[str, Any],
+    plan: dict[str, Any],
+    available: int,
+    seconds_to_train: Callable[[dict[str, Any]], float],
+) -> None:
+    budget = spec["target"]["time_budget_hours"]
+    reasons: list[dict[str, Any]] = plan["reasons"]
+    per_node = spec["hardware"]["gpus_per_node"]
+    if budget is None or available <= 1:
+        if available > 1:
+            reasons.append(
+                reason(
+                    "multigpu.budget",
+                    "One GPU is the plan; give a time budget and the advisor adds GPUs only "
+                    "if one cannot meet it.",
+                )
+            )
+        return
+    one = seconds_to_train(plan)
+    total = 1
+    while seconds_to_train(_trial(plan, total, per_node)) > budget * 3600 and total < available:
+        total = min(total * 2, available)
+    if total == 1:
+        reasons.append(
+            reason(
+                "multigpu.budget",
+                f"One GPU meets your {budget:g} h budget (about {one / 3600:,.3g} h): more "
+                "GPUs would add cost and communication for little gain.",
+            )
+        )
+        return
+    plan.update(_trial(plan, total, per_node))
+    met = seconds_to_train(plan) <= budget * 3600
+    reasons.append(
+        reason(
+            "multigpu.budget",
+            f"One GPU needs about {one / 3600:,.3g} h, over your {budget:g} h budget: use {total} GPUs"
+            + ("." if met else f", all you have, and still about {seconds_to_train(plan) / 3600:,.3g} h."),
+        )
+    )
+    reasons.append(reason("multigpu.gain"))
+    reasons.append(reason("multigpu.data"))
+    _sync(plan, reasons)
+
+
+def _trial(plan: dict[str, Any], total: int, per_node: int) -> dict[str, Any]:
+    nodes = -(-total // per_node)
+    gpus = min(total, per_node)
+    parallelism = "data" if total > 1 else plan["parallelism"]
+    return {**plan, "gpus": gpus, "nodes": nodes, "parallelism": parallelism}
+
+
+def _sync(plan: dict[str, Any], reasons: list[dict[str, Any]]) -> None:
+    total = plan["gpus"] * plan["nodes"]
+    if total <= 1:
+        return
+    if total > SYNC_LIMIT or (plan["nodes"] > 1 and plan["gpus"] > 1):
+        plan["sync"] = "mixed"
+        reasons.append(
+            reason(
+                "sync.mixed",
+                f"{total} GPUs on {plan['nodes']} nodes: synchronous inside each node, "
+                "asynchronous between nodes.",
+            )
+        )
+    else:
+        plan["sync"] = "sync"
+        reasons.append(
+            reason("sync.sync", f"{total} GPUs (40 or fewer): synchronous updates after every step.")
+        )
+    if plan["gpus"] > 1:
+        reasons.append(reason("gpu.direct"))
+
+
+def _too_big_for_one_gpu(
+    spec: dict[str, Any], plan: dict[str, Any], memory_total: int, per_gpu: float, available: int
+) -> None:
+    reasons: list[dict[str, Any]] = plan["reasons"]
+    name = catalog.gpu(spec["hardware"]["gpu"])["name"]
+    need = memory_total / GB
+    if per_gpu * available >= memory_total:
+        total = min(available, max(2, -(-memory_total // int(per_gpu))))
+        per_node = spec["hardware"]["gpus_per_node"]
+        plan.update(device="gpu", gpus=min(total, per_node), nodes=-(-total // per_node))
+        plan["parallelism"] = "model" if plan["nodes"] == 1 else "hybrid"
+        reasons.append(
+            reason(
+                "gpu.memory",
+                f"Training needs about {need:,.3g} GB; one {name} holds {per_gpu / GB:,.3g} GB "
+                f"usable: split the model over {total} GPUs.",
+            )
+        )
+        reasons.append(reason("multigpu.model"))
+        _sync(plan, reasons)
+        return
+    reasons.append(
+        reason(
+            "gpu.memory",
+            f"Training needs about {need:,.3g} GB even at the smallest batch, more than your "
+            f"{available} x {name} ({per_gpu / GB:,.3g} GB usable each): train on the CPU, choose a GPU with "
+            f"more memory, or add {-(-memory_total // int(per_gpu)) - available} more GPUs for model "
+            "parallelism.",
+        )
+    )

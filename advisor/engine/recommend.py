@@ -1,0 +1,142 @@
+"""recommend(spec): validate, choose, size, plan the hardware, estimate the data flow and the time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine import catalog, choice
+from advisor.engine.candidate import rebatch, to_candidate
+from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
+from advisor.engine.estimate import assemble, device_for, layer_count, seconds_per_batch
+from advisor.engine.plan import gpu_memory_bytes, make_plan
+from advisor.engine.rules import reason
+from advisor.engine.sizing import oversize_reason
+from advisor.engine.spec import normalise
+
+
+def recommend(spec: Any) -> dict[str, Any]:
+    """The contract's Recommendation without `id`; raises SpecError for bad input."""
+    clean = normalise(spec)
+    drafts, reasons = choice.drafts(clean)
+    candidates = [to_candidate(draft, clean) for draft in drafts]
+    for candidate in candidates:
+        _fit_gpu(clean, candidate)
+        warning = oversize_reason(candidate["parameters"], clean["data"]["examples"])
+        if warning is not None:
+            candidate["reasons"].append(warning)
+    first = candidates[0]
+    too_big = _exceeds_everything(clean, first)
+    if too_big is not None:
+        reasons.append(too_big)
+        first["reasons"].append(too_big)
+    plan = make_plan(
+        clean,
+        parameters=first["parameters"],
+        memory_total=first["memory_bytes"]["total"],
+        activations_bytes=first["memory_bytes"]["activations"],
+        seconds_to_train=lambda trial: analytic(first, clean, trial, 0.0)["seconds_to_train"],
+    )
+    training_per_gpu = first["memory_bytes"]["total"] // max(
+        1, plan["gpus"] if plan["parallelism"] == "model" else 1
+    )
+    flow = dataflow(clean, plan, training_per_gpu)
+    for candidate in candidates:
+        candidate["estimate"] = analytic(candidate, clean, plan, flow["io_seconds_per_epoch"])
+    finish(flow, first["estimate"]["compute_seconds_per_epoch"])
+    return {
+        "spec": clean,
+        "candidates": candidates,
+        "hardware_plan": plan,
+        "dataflow": flow,
+        "reasons": reasons,
+    }
+
+
+def data_parallel_devices(plan: dict[str, Any]) -> int:
+    if plan["parallelism"] == "data":
+        return int(plan["gpus"] * plan["nodes"])
+    if plan["parallelism"] == "hybrid":
+        return int(plan["nodes"])
+    return 1
+
+
+def analytic(
+    candidate: dict[str, Any],
+    spec: dict[str, Any],
+    plan: dict[str, Any],
+    io_seconds_per_epoch: float,
+    batch_size: int | None = None,
+) -> dict[str, Any]:
+    """The candidate's analytic estimate under `plan` at `batch_size` (default: its training batch)."""
+    batch = batch_size or candidate["training"]["batch_size"]
+    device = device_for(spec, plan)
+    per_batch = seconds_per_batch(
+        family=candidate["family"],
+        flops=candidate["flops_per_example"],
+        parameters=candidate["parameters"],
+        activations=candidate["activations_per_example"],
+        layers=layer_count(candidate["networks"]),
+        batch_size=batch,
+        device=device,
+    )
+    result = assemble(
+        per_batch=per_batch,
+        batch_size=batch,
+        examples=spec["data"]["examples"],
+        epochs=candidate["training"]["epochs"],
+        devices=data_parallel_devices(plan),
+        io_seconds_per_epoch=io_seconds_per_epoch,
+        basis="analytic",
+    )
+    result["device"] = device.name
+    return result
+
+
+def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
+    """Halve the mini-batch until training fits the GPU (gpu.memory); keep it if even 1 does not fit."""
+    usable = gpu_memory_bytes(spec) * GPU_USABLE
+    start = candidate["training"]["batch_size"]
+    if usable <= 0 or candidate["memory_bytes"]["total"] <= usable:
+        return
+    batch = start
+    while batch > 1 and candidate["memory_bytes"]["total"] > usable:
+        batch //= 2
+        rebatch(candidate, batch)
+    if candidate["memory_bytes"]["total"] > usable:
+        rebatch(candidate, start)
+        return
+    name = catalog.gpu(spec["hardware"]["gpu"])["name"]
+    candidate["reasons"].append(
+        reason(
+            "gpu.memory",
+            f"At a mini-batch of {start} training would not fit the {name} ({usable / GB:,.3g} GB usable): "
+            "the "
+            f"batch is cut to {batch} ({candidate['memory_bytes']['total'] / GB:,.3g} GB). A GPU with more "
+            "memory "
+            "would allow the larger batch.",
+        )
+    )
+
+
+def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any] | None:
+    """size.exceeds.memory: the first candidate's training state at batch 1 fits no catalogued GPU nor the "
+    "RAM."""
+    memory = candidate["memory_bytes"]
+    at_one = (
+        memory["weights"]
+        + memory["gradients"]
+        + memory["optimizer"]
+        + memory["activations"] // max(1, candidate["training"]["batch_size"])
+    )
+    largest = catalog.largest_gpu_memory_gb() * GB * GPU_USABLE
+    ram = spec["hardware"]["ram_gb"] * GB * RAM_USABLE
+    if at_one <= max(largest, ram):
+        return None
+    return reason(
+        "size.exceeds.memory",
+        f"Even at a mini-batch of 1 this network needs about {at_one / GB:,.4g} GB to train: more than any "
+        "GPU in "
+        f"the catalog ({largest / GPU_USABLE / GB:g} GB) and more than your {spec['hardware']['ram_gb']:g} "
+        "GB of "
+        "RAM. Make the input smaller (crop, downsample, select features) or split the model over many GPUs.",
+    )

@@ -1,0 +1,95 @@
+"""The training set-up: mini-batch start (Shi et al.), init scale 0.1 (W), optimiser, rate, epochs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine.rules import reason
+
+INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
+MOMENTUM = 0.9
+
+# S §4: "mini-batch sizes of 64, 16 and 128 for FCNs, CNNs and RNNs respectively" (CNN: 224x224 images)
+BATCH_FULLY_CONNECTED = 64
+BATCH_CNN_LARGE = 16
+BATCH_RNN = 128
+LARGE_IMAGE_PIXELS = 128 * 128  # at or above this, a CNN's activations per example dominate: start at 16
+
+_OPTIMISER = {"gan": ("adam", 2e-4), "vae": ("adam", 1e-3)}
+
+
+def start_batch(family: str, input_shape: list[int], examples: int) -> tuple[int, str]:
+    """The mini-batch to start from and why."""
+    if family in ("rnn", "lstm"):
+        size, why = BATCH_RNN, "recurrent network: S used 128 for its LSTMs"
+    elif (
+        family in ("cnn", "dn")
+        and len(input_shape) == 3
+        and input_shape[1] * input_shape[2] >= LARGE_IMAGE_PIXELS
+    ):
+        size, why = BATCH_CNN_LARGE, "CNN on large images: S used 16 for AlexNet and ResNet-50 at 224x224"
+    else:
+        size, why = BATCH_FULLY_CONNECTED, "S used 64 for its fully connected networks"
+    if examples < size:
+        return examples, f"{why}; cut to your {examples} examples"
+    return size, why
+
+
+def epochs_for(examples: int, accuracy: float | None) -> int:
+    """A generous budget for early stopping: small datasets need more passes, a high target more again."""
+    if examples < 1_000:
+        epochs = 200
+    elif examples < 10_000:
+        epochs = 100
+    elif examples < 100_000:
+        epochs = 30
+    elif examples < 1_000_000:
+        epochs = 20
+    else:
+        epochs = 10
+    if accuracy is not None and accuracy >= 0.95:
+        epochs = epochs * 3 // 2
+    return epochs
+
+
+def setup(
+    family: str, loss: str, input_shape: list[int], spec: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The candidate's `training` dict and the reasons for it."""
+    examples = spec["data"]["examples"]
+    batch, why = start_batch(family, input_shape, examples)
+    optimiser, rate = _OPTIMISER.get(family, ("sgd", 0.01))
+    epochs = epochs_for(examples, spec["target"]["accuracy"])
+    training: dict[str, Any] = {
+        "batch_size": batch,
+        "init_scale": INIT_SCALE,
+        "optimizer": optimiser,
+        "learning_rate": rate,
+        "epochs": epochs,
+        "loss": loss,
+    }
+    if optimiser == "sgd":
+        training["momentum"] = MOMENTUM
+    reasons = [
+        reason(
+            "batch.start", f"Start with mini-batches of {batch} ({why}); a calibration can sweep other sizes."
+        ),
+        reason("init.small"),
+        reason(
+            "train.optimizer",
+            f"{optimiser.upper() if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}"
+            + (
+                f" with momentum {MOMENTUM}"
+                if optimiser == "sgd"
+                else f": {family.upper()}s train more stably with it"
+            )
+            + ".",
+        ),
+        reason(
+            "train.epochs",
+            f"Up to {epochs} passes over your {examples:,} examples, stopping early when the hold-out error "
+            "stops "
+            "improving.",
+        ),
+    ]
+    return training, reasons
