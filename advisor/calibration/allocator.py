@@ -1,0 +1,58 @@
+"""Memory-allocator set-ups for a calibration child process (rule cpu.allocator, knowledge/rules.md).
+
+glibc's malloc serves large blocks with mmap and hands them back to the OS on free, so a PyTorch CPU
+training step that frees and re-allocates its big activation and gradient tensors pays page faults and system
+time every step. PyTorch's Performance Tuning Guide ("CPU specific optimizations": use jemalloc/tcmalloc) and
+Intel's and AMD's tuning guides ("Memory Allocator") recommend an allocator that keeps memory. The glibc
+variables below keep large blocks in the heap and never trim it; glibc reads them once at process start, which
+is why every set-up runs in a child process started with that environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+TUNED_GLIBC_ENV: dict[str, str] = {
+    "MALLOC_MMAP_THRESHOLD_": "4294967296",  # serve blocks up to 4 GiB from the heap, not fresh mmaps
+    "MALLOC_TRIM_THRESHOLD_": "68719476736",  # never give the heap's top back to the OS
+}
+_GLIBC_KEYS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_ARENA_MAX")
+_PRELOADED = ("jemalloc", "tcmalloc")
+
+SOURCE = (
+    "PyTorch Performance Tuning Guide, CPU specific optimizations; Intel Extension for PyTorch tuning guide, "
+    "Memory Allocator"
+)
+
+
+def current_allocator(environ: Mapping[str, str] | None = None) -> str:
+    """Name this process's set-up: "default", "tuned" (glibc variables) or a preloaded allocator."""
+    env = os.environ if environ is None else environ
+    preload = env.get("LD_PRELOAD", "")
+    for name in _PRELOADED:
+        if name in preload:
+            return name
+    if any(env.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")):
+        return "tuned"
+    return "default"
+
+
+def child_environment(setup: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The full environment of a child measured under `setup` ("default" or "tuned").
+
+    "default" strips any allocator settings the worker itself was started with, so the comparison is honest.
+    """
+    env = dict(os.environ if base is None else base)
+    for key in _GLIBC_KEYS:
+        env.pop(key, None)
+    preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and not any(n in p for n in _PRELOADED)]
+    if preload:
+        env["LD_PRELOAD"] = ":".join(preload)
+    else:
+        env.pop("LD_PRELOAD", None)
+    if setup == "tuned":
+        env.update(TUNED_GLIBC_ENV)
+    elif setup != "default":
+        raise ValueError(f"unknown allocator set-up {setup!r}: use 'default' or 'tuned'")
+    return env

@@ -1,0 +1,72 @@
+"""The devices this machine offers for calibration (the worker announces them on start)."""
+
+from __future__ import annotations
+
+import os
+import platform
+from typing import Any
+
+import psutil
+import torch
+
+
+def cpu_model_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _cores_from_cpuinfo() -> int | None:
+    """Distinct (physical id, core id) pairs: physical cores where psutil cannot tell."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            blocks = f.read().split("\n\n")
+    except OSError:
+        return None
+    cores = set()
+    for block in blocks:
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            cores.add((fields.get("physical id", "0"), fields["core id"]))
+    return len(cores) or None
+
+
+def physical_cores() -> int:
+    """Physical cores (psutil), else from /proc/cpuinfo, else logical CPUs: never fewer than one."""
+    return int(psutil.cpu_count(logical=False) or _cores_from_cpuinfo() or os.cpu_count() or 1)
+
+
+def logical_cpus() -> int:
+    return int(psutil.cpu_count(logical=True) or os.cpu_count() or 1)
+
+
+def detect_devices() -> list[dict[str, Any]]:
+    devices: list[dict[str, Any]] = [
+        {
+            "kind": "cpu",
+            "index": 0,
+            "name": cpu_model_name(),
+            "cores": physical_cores(),
+            "threads": logical_cpus(),
+            "memory_bytes": int(psutil.virtual_memory().total),
+        }
+    ]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            devices.append(
+                {
+                    "kind": "cuda",
+                    "index": i,
+                    "name": props.name,
+                    "memory_bytes": int(props.total_memory),
+                    "capability": f"{props.major}.{props.minor}",
+                }
+            )
+    return devices

@@ -1,0 +1,218 @@
+"""`measure()`: time whole training steps of one candidate at one batch size and thread count.
+
+Method (DESIGN.md, "Calibration methodology"): synthetic data of the candidate's shapes is made on the
+device before timing; `warmup` steps are run and discarded; then whole steps (forward, loss, backward,
+optimiser step) are timed one by one until both `min_iterations` and `min_seconds` are reached. We report the
+median and the IQR of the per-step times (flagged noisy when IQR/median > 10%), never a single run. On CUDA
+each step is bracketed by CUDA events (the host never waits inside the timed loop, so launch overhead is not
+inflated) and the device is synchronised before and after the loop. User/system CPU time and page faults come
+from getrusage over the timed loop, per step: system time and minor faults expose an allocator that returns
+memory to the OS every step.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from advisor.calibration.allocator import current_allocator
+from advisor.calibration.memory import (
+    peak_rss_bytes,
+    release_free_memory,
+    reset_peak_rss,
+    rss_bytes,
+    total_ram_bytes,
+)
+from advisor.calibration.steps import Batch, make_step
+
+NOISY_IQR_FRACTION = 0.10
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError | torch.cuda.OutOfMemoryError):
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and (
+        "can't allocate memory" in text or "not enough memory" in text or "out of memory" in text.lower()
+    )
+
+
+def _device_name(dev: torch.device) -> str:
+    if dev.type == "cuda":
+        return f"cuda:{dev.index if dev.index is not None else torch.cuda.current_device()}"
+    return dev.type
+
+
+def _capacity_bytes(dev: torch.device, memory_limit_bytes: int | None) -> int:
+    if memory_limit_bytes:
+        return int(memory_limit_bytes)
+    if dev.type == "cuda":
+        return int(torch.cuda.get_device_properties(dev).total_memory)
+    return total_ram_bytes()
+
+
+def _event() -> torch.cuda.Event:
+    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+
+
+def time_steps(
+    run: Callable[[Batch], None],
+    batch: Batch,
+    dev: torch.device,
+    *,
+    min_iterations: int,
+    min_seconds: float,
+    warmup: int,
+) -> dict[str, Any]:
+    """The timing loop: per-step seconds plus rusage deltas per step."""
+    for _ in range(warmup):
+        run(batch)
+    cuda = dev.type == "cuda"
+    if cuda:
+        torch.cuda.synchronize(dev)
+    host: list[float] = []
+    events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    while True:
+        if cuda:
+            pair = (_event(), _event())
+            pair[0].record()
+            run(batch)
+            pair[1].record()
+            events.append(pair)
+            now = time.perf_counter()
+        else:
+            t0 = time.perf_counter()
+            run(batch)
+            now = time.perf_counter()
+            host.append(now - t0)
+        count = len(events) if cuda else len(host)
+        if count >= min_iterations and now - start >= min_seconds:
+            break
+    if cuda:
+        torch.cuda.synchronize(dev)
+        host = [a.elapsed_time(b) / 1000.0 for a, b in events]
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    n = len(host)
+    return {
+        "samples": host,
+        "user_seconds_per_step": (after.ru_utime - before.ru_utime) / n,
+        "system_seconds_per_step": (after.ru_stime - before.ru_stime) / n,
+        "minor_faults_per_step": (after.ru_minflt - before.ru_minflt) / n,
+        "major_faults_per_step": (after.ru_majflt - before.ru_majflt) / n,
+    }
+
+
+def summarise_samples(samples: list[float]) -> tuple[float, float]:
+    """Median and interquartile range of per-step seconds."""
+    median = statistics.median(samples)
+    if len(samples) < 2:
+        return median, 0.0
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return median, q3 - q1
+
+
+def measure(
+    candidate: Mapping[str, Any],
+    *,
+    device: str = "cpu",
+    batch_size: int,
+    threads: int | None = None,
+    min_iterations: int = 5,
+    min_seconds: float = 1.0,
+    warmup: int = 2,
+    memory_limit_bytes: int | None = None,
+) -> dict[str, Any]:
+    """One measured configuration (contract: /work/shared/contract/README.md, Python entry points).
+
+    Out of memory is a result (status "oom"), not an exception. `memory_limit_bytes` only names the capacity
+    in that message; the cap itself is enforced by the job's child process (runner.py).
+    """
+    dev = torch.device(device)
+    previous_threads = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(int(threads))
+    used_threads = torch.get_num_threads()
+    release_free_memory()
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(dev)
+        base = torch.cuda.memory_allocated(dev)
+    else:
+        base = rss_bytes()
+    hwm_reset = dev.type == "cpu" and reset_peak_rss()
+    common: dict[str, Any] = {
+        "batch_size": int(batch_size),
+        "device": _device_name(dev),
+        "threads": used_threads,
+        "allocator": current_allocator(),
+        "warmup": warmup,
+    }
+    oom_text = ""
+    info: dict[str, Any] = {}
+    try:
+        step = make_step(candidate, dev)
+        info = {
+            "family": step.family,
+            "flops_per_example": sum(step.forward_flops.values()),
+            "step_flops_per_example": step.step_flops_per_example,
+            "step_flops_formula": step.step_formula,
+        }
+        batch = step.make_batch(int(batch_size))
+        timing = time_steps(
+            step.run, batch, dev, min_iterations=min_iterations, min_seconds=min_seconds, warmup=warmup
+        )
+        if dev.type == "cuda":
+            peak = torch.cuda.max_memory_allocated(dev) - base
+        else:
+            hwm = peak_rss_bytes() if hwm_reset else None
+            peak = (hwm if hwm is not None else rss_bytes()) - base
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+        oom_text = str(exc).splitlines()[0][:300]
+    finally:
+        step = batch = None  # type: ignore[assignment]  # drop references before freeing memory
+        release_free_memory()
+        if dev.type == "cuda":
+            torch.cuda.empty_cache()
+        if threads:
+            torch.set_num_threads(previous_threads)
+    if oom_text:
+        gb = _capacity_bytes(dev, memory_limit_bytes) / 1e9
+        return {
+            **common,
+            **info,
+            "status": "oom",
+            "message": f"batch {batch_size} does not fit in {gb:.1f} GB",
+            "error": oom_text,
+            "seconds_per_batch": None,
+            "iqr": None,
+            "iterations": 0,
+            "examples_per_second": None,
+            "peak_memory_bytes": None,
+            "achieved_flops": None,
+            "noisy": False,
+            "samples": [],
+        }
+    seconds, iqr = summarise_samples(timing["samples"])
+    return {
+        **common,
+        **info,
+        "status": "ok",
+        "message": "",
+        "seconds_per_batch": seconds,
+        "iqr": iqr,
+        "iterations": len(timing["samples"]),
+        "examples_per_second": batch_size / seconds,
+        "peak_memory_bytes": max(0, int(peak)),
+        "achieved_flops": info["step_flops_per_example"] * batch_size / seconds,
+        "noisy": iqr / seconds > NOISY_IQR_FRACTION,
+        **timing,
+    }

@@ -1,0 +1,236 @@
+"""`run_job()`: a calibration job for the Celery task, measured in child processes.
+
+Each set-up runs in a child started with the "spawn" method: clean memory, its own environment (glibc reads
+MALLOC_* only at process start), and a hard stop (terminate, then kill) on cancellation or at the time limit.
+The caller's process only relays events, so a crash or an OOM-kill of the child is reported, not inherited.
+
+With allocator="auto" the job measures the sweep under glibc's default malloc; when system time is a
+significant share of a step's CPU time (rule cpu.allocator), it re-measures the fastest configuration of each
+thread count in a second child with the tuned allocator and reports the measured gain. The first child gets
+70% of the time limit so the second can still run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from advisor.calibration.allocator import child_environment
+from advisor.calibration.child import child_main
+from advisor.calibration.devices import physical_cores
+from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
+from advisor.calibration.summary import sweep_summary
+
+Event = dict[str, Any]
+POLL_S = 0.2
+STOP_GRACE_S = 2.0
+EXIT_MARGIN_S = 1.5  # the child's soft budget stops this much before the hard limit
+FIRST_PHASE_SHARE = 0.7
+ALLOCATORS = ("default", "tuned", "auto")
+_ENV_LOCK = threading.Lock()
+
+
+class PlanError(ValueError):
+    """A JobPlan with bad limits; `.errors` maps each field to its messages, like engine.SpecError."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__("; ".join(f"{k}: {', '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    candidate: dict[str, Any]
+    device: str = "cpu"
+    batch_sizes: list[int] = field(default_factory=list)  # empty: double from training.batch_size
+    threads: list[int] = field(default_factory=list)  # empty: 1..physical cores (cuda: physical cores)
+    min_iterations: int = 5
+    min_seconds: float = 1.0
+    warmup: int = 2
+    time_limit_s: float = 300.0
+    max_batch_size: int = 4096
+    allocator: str = "auto"  # "default" | "tuned" | "auto"
+    memory_limit_bytes: int | None = None  # a real cap the child enforces (RLIMIT_DATA on CPU)
+    stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
+    system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
+
+    def __post_init__(self) -> None:
+        errors: dict[str, list[str]] = {}
+
+        def bad(name: str, text: str) -> None:
+            errors.setdefault(name, []).append(text)
+
+        if not isinstance(self.candidate, dict) or "networks" not in self.candidate:
+            bad("candidate", "a candidate dict with networks is required")
+        if not (self.device == "cpu" or self.device.startswith("cuda")):
+            bad("device", "cpu, cuda or cuda:N")
+        if any(int(b) < 1 for b in self.batch_sizes):
+            bad("batch_sizes", "each batch size must be at least 1")
+        if any(int(t) < 1 for t in self.threads):
+            bad("threads", "each thread count must be at least 1")
+        for name in ("min_iterations", "max_batch_size"):
+            if int(getattr(self, name)) < 1:
+                bad(name, "must be at least 1")
+        if self.warmup < 0 or self.min_seconds < 0:
+            bad("warmup" if self.warmup < 0 else "min_seconds", "must not be negative")
+        if self.time_limit_s <= 0:
+            bad("time_limit_s", "must be positive")
+        if self.allocator not in ALLOCATORS:
+            bad("allocator", f"one of {', '.join(ALLOCATORS)}")
+        if self.memory_limit_bytes is not None and self.memory_limit_bytes <= 0:
+            bad("memory_limit_bytes", "must be positive")
+        if errors:
+            raise PlanError(errors)
+
+
+def _payload(plan: JobPlan) -> dict[str, Any]:
+    payload = asdict(plan)
+    cores = physical_cores()
+    if not payload["threads"]:
+        payload["threads"] = list(range(1, cores + 1)) if plan.device == "cpu" else [cores]
+    payload["batch_start"] = int((plan.candidate.get("training") or {}).get("batch_size") or 32)
+    return payload
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"exit code {code} ({signal.Signals(-code).name})"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
+def _stop(proc: Any, *, finished: bool) -> None:
+    """Let a finished child exit; terminate, then kill, one that does not stop within the grace period."""
+    if finished:
+        proc.join(STOP_GRACE_S)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(STOP_GRACE_S)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(STOP_GRACE_S)
+
+
+def _run_child(
+    payload: dict[str, Any],
+    env: dict[str, str],
+    deadline: float,
+    on_event: Callable[[Event], None],
+    should_cancel: Callable[[], bool],
+    results: list[Event],
+) -> tuple[str, str | None, str | None]:
+    """Run one child to its end; relay its events. Returns (status, error, stop_reason)."""
+    ctx = mp.get_context("spawn")
+    events = ctx.Queue()
+    proc = ctx.Process(target=child_main, args=(payload, events), name="calibration", daemon=True)
+    # A spawned child inherits os.environ as it is at start(): change the keys that differ, for that instant.
+    changed = {k: os.environ.get(k) for k in set(os.environ) | set(env) if os.environ.get(k) != env.get(k)}
+    with _ENV_LOCK:
+        for key in changed:
+            if key in env:
+                os.environ[key] = env[key]
+            else:
+                del os.environ[key]
+        try:
+            proc.start()
+        finally:
+            for key, value in changed.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    last_check = 0.0
+    finished = False
+    try:
+        while True:
+            try:
+                event: Event | None = events.get(timeout=POLL_S)
+            except queue.Empty:
+                event = None
+            if event is not None:
+                kind = event["type"]
+                if kind == "done":
+                    finished = True
+                    return "succeeded", None, str(event["stop_reason"])
+                if kind == "error":
+                    return "failed", str(event["message"]), None
+                if kind == "result":
+                    results.append(event)
+                on_event(event)
+            now = time.monotonic()
+            if now - last_check >= POLL_S:
+                last_check = now
+                if should_cancel():
+                    return "cancelled", "cancelled on request", None
+                if now >= deadline:
+                    return "timed_out", "time limit reached; the measured configurations are kept", None
+            if event is None and not proc.is_alive():
+                try:  # anything still in the pipe was sent before the end
+                    event = events.get(timeout=POLL_S)
+                except queue.Empty:
+                    proc.join()
+                    return "failed", f"calibration process died with {_describe_exit(proc.exitcode)}", None
+                if event["type"] in ("progress", "result"):
+                    if event["type"] == "result":
+                        results.append(event)
+                    on_event(event)
+                    continue
+                if event["type"] == "done":
+                    finished = True
+                    return "succeeded", None, str(event["stop_reason"])
+                return "failed", str(event.get("message")), None
+    finally:
+        _stop(proc, finished=finished)
+        events.close()
+        events.cancel_join_thread()
+
+
+def run_job(
+    plan: JobPlan, *, on_event: Callable[[Event], None], should_cancel: Callable[[], bool]
+) -> dict[str, Any]:
+    """Run the plan's sweep in child processes; return the job's summary (see module docstring)."""
+    started = time.monotonic()
+    deadline = started + plan.time_limit_s
+    payload = _payload(plan)
+    results: list[Event] = []
+    auto = plan.allocator == "auto" and plan.device == "cpu"
+    first = "tuned" if plan.allocator == "tuned" else "default"
+    share = FIRST_PHASE_SHARE if auto else 1.0
+    payload["budget_s"] = max(0.0, plan.time_limit_s * share - EXIT_MARGIN_S)
+    status, error, stop_reason = _run_child(
+        payload, child_environment(first), deadline, on_event, should_cancel, results
+    )
+    finding: dict[str, Any] | None = None
+    if auto and status == "succeeded":
+        recheck = configs_to_recheck(results)
+        sys_share = system_share(results)
+        if recheck and sys_share >= plan.system_share_threshold:
+            payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
+            payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
+            status, error, _ = _run_child(
+                payload2, child_environment("tuned"), deadline, on_event, should_cancel, results
+            )
+        finding = allocator_finding(results, sys_share, plan.system_share_threshold)
+    summary = sweep_summary(results)
+    if status == "succeeded":
+        on_event({"type": "progress", "done": len(results), "total": len(results), "step": "finished"})
+    return {
+        "status": status,
+        "error": error,
+        "stop_reason": stop_reason,
+        "elapsed_s": time.monotonic() - started,
+        "configurations": len(results),
+        "results": results,
+        **summary,
+        "allocator": finding,
+        "reasons": summary["reasons"] + ([finding["reason"]] if finding and finding.get("reason") else []),
+    }

@@ -1,0 +1,323 @@
+"""One training step per family, true to how that family trains, and synthetic data of the candidate's shapes.
+
+FLOPs of one step, per example, in units of the forward FLOPs F of each network (a backward pass costs about
+two forward passes: gradients with respect to inputs and to weights):
+  ffn, ae, cnn, dn, rnn, lstm: forward + backward                        = 3 F
+  vae (encoder E, decoder D): forward, reparameterise, backward           = 3 (E + D)
+  gan (generator G, discriminator D), as in pytorch/examples dcgan:
+      G(z) once; D on real and on fake (forward+backward: 6 D);
+      generator step: D(fake) forward+backward through D and G (3 D + 2 G) = 3 G + 9 D
+  rbm, CD-1: up, down, up (3 products) and the two outer products         = 5 F
+  dbn: CD-1 on every RBM (greedy, each on the one below's probabilities)
+       plus one fine-tuning backprop step through the stack + classifier  = 5 R + 3 (R + C) = 8 R + 3 C
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from advisor.calibration.flops import probe
+from advisor.calibration.layers import RBM, build
+
+Batch = tuple[torch.Tensor, ...]
+
+_OPTIMIZERS: dict[str, str] = {
+    "sgd": "SGD",
+    "momentum": "SGD",
+    "adam": "Adam",
+    "adamw": "AdamW",
+    "rmsprop": "RMSprop",
+    "adagrad": "Adagrad",
+    "adadelta": "Adadelta",
+}
+
+
+@dataclass
+class TrainingStep:
+    """A ready training step: `run(batch)` does one whole update; `make_batch(b)` makes synthetic data."""
+
+    family: str
+    nets: dict[str, nn.Module]
+    run: Callable[[Batch], None]
+    make_batch: Callable[[int], Batch]
+    forward_flops: dict[str, int]  # per network, per example
+    step_flops_per_example: int
+    step_formula: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _backward(loss: torch.Tensor) -> None:
+    loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward untyped
+
+
+def family_of(candidate: Mapping[str, Any]) -> str:
+    fam = candidate.get("family")
+    if fam:
+        return str(fam)
+    keys = set(candidate["networks"])
+    if {"generator", "discriminator"} <= keys:
+        return "gan"
+    if {"encoder", "decoder"} <= keys:
+        return "vae"
+    if {"rbm", "classifier"} <= keys:
+        return "dbn"
+    return "ffn"
+
+
+def _optimizer(params: Iterator[nn.Parameter], training: Mapping[str, Any]) -> torch.optim.Optimizer:
+    name = str(training.get("optimizer") or "sgd").lower()
+    cls = getattr(torch.optim, _OPTIMIZERS.get(name, name), None)
+    if cls is None:
+        raise ValueError(f"training.optimizer {name!r} is not a torch.optim optimizer")
+    kwargs: dict[str, Any] = {"lr": float(training.get("learning_rate") or 0.01)}
+    if name == "momentum":
+        kwargs["momentum"] = 0.9
+    opt: torch.optim.Optimizer = cls(params, **kwargs)
+    return opt
+
+
+def _last_is_sigmoid(layers: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(layers) and layers[-1]["kind"] == "Sigmoid"
+
+
+def _inputs(io: Mapping[str, Any], batch: int, device: torch.device) -> torch.Tensor:
+    shape = [batch, *(int(s) for s in io["input_shape"])]
+    if io.get("input_dtype") == "int64" or io.get("vocab_size"):
+        return torch.randint(int(io["vocab_size"]), shape, device=device)
+    return torch.rand(shape, device=device)  # [0, 1): valid for every loss, BCE targets included
+
+
+def _flat_for_rbm(x: torch.Tensor) -> torch.Tensor:
+    return x.reshape(x.shape[0], -1) if x.dim() > 2 else x
+
+
+def _reconstruction_loss(
+    out: torch.Tensor, target: torch.Tensor, loss: str, sigmoid_out: bool
+) -> torch.Tensor:
+    target = target.reshape(out.shape).to(out.dtype)
+    if loss == "bce":
+        if sigmoid_out:
+            return F.binary_cross_entropy(out, target)
+        return F.binary_cross_entropy_with_logits(out, target)
+    return F.mse_loss(out, target)
+
+
+def cd1_gradients(rbm: RBM, v: torch.Tensor) -> torch.Tensor:
+    """Contrastive divergence with one Gibbs step (Hinton 2002); sets the parameters' .grad (descent
+    direction) and returns the positive-phase hidden probabilities, the next RBM's data in a greedy stack."""
+    with torch.no_grad():
+        ph = rbm(v)  # [B, H]
+        h = torch.bernoulli(ph)
+        pv = rbm.down(h)  # [B, V]
+        ph2 = rbm(pv)  # [B, H]
+        b = v.shape[0]
+        rbm.weight.grad = (pv.t() @ ph2 - v.t() @ ph) / b  # [V, H]
+        rbm.visible_bias.grad = (pv - v).mean(0)
+        rbm.hidden_bias.grad = (ph2 - ph).mean(0)
+    return ph  # type: ignore[no-any-return]  # rbm() is typed as returning Any
+
+
+def _rbms(net: nn.Module) -> list[RBM]:
+    return [m for m in net.modules() if isinstance(m, RBM)]
+
+
+def make_step(
+    candidate: Mapping[str, Any], device: str | torch.device = "cpu", nets: dict[str, nn.Module] | None = None
+) -> TrainingStep:
+    """Build the candidate's networks on `device` (unless given) and the family's training step."""
+    dev = torch.device(device)
+    nets = nets if nets is not None else build(candidate)
+    for net in nets.values():
+        net.to(dev).train()
+    family = family_of(candidate)
+    if family == "gan":
+        return _gan_step(candidate, nets, dev)
+    if family == "vae":
+        return _vae_step(candidate, nets, dev)
+    if family == "dbn":
+        return _dbn_step(candidate, nets, dev)
+    if family == "rbm":
+        return _rbm_step(candidate, nets, dev)
+    return _backprop_step(candidate, nets, dev, family)
+
+
+def _backprop_step(
+    candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
+) -> TrainingStep:
+    io, training = candidate["io"], candidate.get("training") or {}
+    model = nets["model"]
+    target = io.get("target") or "class"
+    default_loss = {"class": "cross_entropy", "class_per_step": "cross_entropy"}.get(target, "mse")
+    loss_name = str(training.get("loss") or default_loss)
+    sigmoid_out = _last_is_sigmoid(candidate["networks"]["model"])
+    flops, out_shape = probe(model, _inputs(io, 2, dev))
+    opt = _optimizer(model.parameters(), training)
+
+    def make_batch(b: int) -> Batch:
+        x = _inputs(io, b, dev)
+        if target == "input":
+            return (x,)
+        if loss_name == "cross_entropy":
+            steps = [int(io["input_shape"][0])] if target == "class_per_step" else []
+            return x, torch.randint(int(io.get("outputs") or out_shape[-1]), [b, *steps], device=dev)
+        if loss_name == "bce":
+            return x, torch.randint(0, 2, [b, *out_shape], device=dev).float()
+        return x, torch.randn([b, *out_shape], device=dev)
+
+    def run(batch: Batch) -> None:
+        x = batch[0]
+        opt.zero_grad(set_to_none=True)
+        out = model(x)
+        if target == "input":
+            loss = _reconstruction_loss(out, x, loss_name, sigmoid_out)
+        elif loss_name == "cross_entropy":
+            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), batch[1].reshape(-1))
+        else:
+            loss = _reconstruction_loss(out, batch[1], loss_name, sigmoid_out)
+        _backward(loss)
+        opt.step()
+
+    return TrainingStep(
+        family, nets, run, make_batch, {"model": flops}, 3 * flops, "3 F (forward + backward)"
+    )
+
+
+def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+    io, training = candidate["io"], candidate.get("training") or {}
+    gen, disc = nets["generator"], nets["discriminator"]
+    latent = int(io["latent_size"])
+    g_flops, _ = probe(gen, torch.randn(2, latent, device=dev))
+    d_flops, _ = probe(disc, _inputs(io, 2, dev))
+    opt_g, opt_d = _optimizer(gen.parameters(), training), _optimizer(disc.parameters(), training)
+
+    def make_batch(b: int) -> Batch:
+        return (_inputs(io, b, dev),)
+
+    def run(batch: Batch) -> None:
+        real = batch[0]
+        b = real.shape[0]
+        fake = gen(torch.randn(b, latent, device=dev)).reshape(real.shape)
+        opt_d.zero_grad(set_to_none=True)
+        d_real = disc(real)
+        d_fake = disc(fake.detach())
+        loss_d = F.binary_cross_entropy_with_logits(
+            d_real, torch.ones_like(d_real)
+        ) + F.binary_cross_entropy_with_logits(d_fake, torch.zeros_like(d_fake))
+        _backward(loss_d)
+        opt_d.step()
+        opt_g.zero_grad(set_to_none=True)
+        d_on_fake = disc(fake)
+        loss_g = F.binary_cross_entropy_with_logits(d_on_fake, torch.ones_like(d_on_fake))
+        _backward(loss_g)
+        opt_g.step()
+
+    return TrainingStep(
+        "gan",
+        nets,
+        run,
+        make_batch,
+        {"generator": g_flops, "discriminator": d_flops},
+        3 * g_flops + 9 * d_flops,
+        "3 G + 9 D (discriminator step on real and fake, then generator step through D)",
+    )
+
+
+def _vae_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+    io, training = candidate["io"], candidate.get("training") or {}
+    enc, dec = nets["encoder"], nets["decoder"]
+    latent = int(io["latent_size"])
+    e_flops, _ = probe(enc, _inputs(io, 2, dev))
+    d_flops, _ = probe(dec, torch.randn(2, latent, device=dev))
+    sigmoid_out = _last_is_sigmoid(candidate["networks"]["decoder"])
+    rec_name = "bce" if sigmoid_out else "mse"
+    opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
+
+    def make_batch(b: int) -> Batch:
+        return (_inputs(io, b, dev),)
+
+    def run(batch: Batch) -> None:
+        x = batch[0]
+        opt.zero_grad(set_to_none=True)
+        mean, log_var = enc(x).chunk(2, dim=1)  # [B, L] each
+        z = mean + torch.randn_like(mean) * torch.exp(
+            0.5 * log_var
+        )  # reparameterisation (Kingma & Welling 2014)
+        recon = dec(z)
+        kl = -0.5 * torch.mean(torch.sum(1 + log_var - mean.pow(2) - log_var.exp(), dim=1))
+        loss = _reconstruction_loss(recon, x, rec_name, sigmoid_out) + kl
+        _backward(loss)
+        opt.step()
+
+    return TrainingStep(
+        "vae",
+        nets,
+        run,
+        make_batch,
+        {"encoder": e_flops, "decoder": d_flops},
+        3 * (e_flops + d_flops),
+        "3 (E + D) (reparameterised ELBO, forward + backward)",
+    )
+
+
+def _rbm_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+    io, training = candidate["io"], candidate.get("training") or {}
+    model = nets["model"]
+    rbms = _rbms(model)
+    flops, _ = probe(model, _flat_for_rbm(_inputs(io, 2, dev)))
+    opt = _optimizer(model.parameters(), training)
+
+    def make_batch(b: int) -> Batch:
+        return (_flat_for_rbm(_inputs(io, b, dev)),)
+
+    def run(batch: Batch) -> None:
+        x = batch[0]
+        opt.zero_grad(set_to_none=True)
+        for rbm in rbms:
+            x = cd1_gradients(rbm, x)
+        opt.step()
+
+    return TrainingStep("rbm", nets, run, make_batch, {"model": flops}, 5 * flops, "5 F (CD-1)")
+
+
+def _dbn_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+    io, training = candidate["io"], candidate.get("training") or {}
+    stack, classifier = nets["rbm"], nets["classifier"]
+    rbms = _rbms(stack)
+    x2 = _flat_for_rbm(_inputs(io, 2, dev))
+    r_flops, _ = probe(stack, x2)
+    c_flops, out_shape = probe(classifier, stack(x2).detach())
+    pretrain = _optimizer(stack.parameters(), training)
+    finetune = _optimizer(iter([*stack.parameters(), *classifier.parameters()]), training)
+    outputs = int(io.get("outputs") or out_shape[-1])
+
+    def make_batch(b: int) -> Batch:
+        return _flat_for_rbm(_inputs(io, b, dev)), torch.randint(outputs, [b], device=dev)
+
+    def run(batch: Batch) -> None:
+        v, y = batch
+        pretrain.zero_grad(set_to_none=True)
+        h = v
+        for rbm in rbms:
+            h = cd1_gradients(rbm, h)
+        pretrain.step()
+        finetune.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(classifier(stack(v)), y)
+        _backward(loss)
+        finetune.step()
+
+    return TrainingStep(
+        "dbn",
+        nets,
+        run,
+        make_batch,
+        {"rbm": r_flops, "classifier": c_flops},
+        8 * r_flops + 3 * c_flops,
+        "8 R + 3 C (CD-1 on every RBM, then one fine-tuning step)",
+        ["one dbn step = one pretraining batch on every RBM plus one fine-tuning batch"],
+    )

@@ -1,0 +1,97 @@
+"""Building every family and running its training step for real (tiny networks)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from advisor.calibration import build, make_step
+from advisor.calibration.layers import RBM, UnknownLayerError
+from tests.calibration import candidates as C
+
+
+def _params(nets: dict[str, torch.nn.Module]) -> dict[str, torch.Tensor]:
+    return {f"{k}.{n}": p.detach().clone() for k, net in nets.items() for n, p in net.named_parameters()}
+
+
+@pytest.mark.parametrize("family", sorted(C.ALL_FAMILIES))
+def test_it_runs_a_real_training_step_that_changes_every_network(family: str) -> None:
+    torch.manual_seed(0)
+    step = make_step(C.ALL_FAMILIES[family](), "cpu")
+    before = _params(step.nets)
+    batch = step.make_batch(8)
+    step.run(batch)
+    after = _params(step.nets)
+    for key in step.nets:
+        changed = [n for n in before if n.startswith(key + ".") and not torch.equal(before[n], after[n])]
+        assert changed, f"{family}: the step left network {key!r} untouched"
+    assert step.step_flops_per_example > 0
+
+
+@pytest.mark.parametrize(
+    ("family", "keys"),
+    [
+        ("ffn", {"model"}),
+        ("gan", {"generator", "discriminator"}),
+        ("vae", {"encoder", "decoder"}),
+        ("dbn", {"rbm", "classifier"}),
+        ("rbm", {"model"}),
+    ],
+)
+def test_it_builds_one_module_per_network_key(family: str, keys: set[str]) -> None:
+    assert set(build(C.ALL_FAMILIES[family]())) == keys
+
+
+def test_it_counts_rbm_parameters_as_the_contract_says() -> None:
+    nets = build(C.rbm())
+    (rbm,) = [m for m in nets["model"].modules() if isinstance(m, RBM)]
+    assert sum(p.numel() for p in nets["model"].parameters()) == 36 * 12 + 36 + 12
+    assert rbm(torch.rand(5, 36)).shape == (5, 12)
+
+
+def test_it_draws_weights_uniform_within_init_scale_and_zeroes_biases() -> None:
+    cand = C.cnn()
+    cand["training"]["init_scale"] = 0.05
+    net = build(cand)["model"]
+    conv, bn = net[0], net[1]
+    assert conv.weight.abs().max() <= 0.05
+    assert conv.weight.abs().max() > 0.04  # drawn across the whole range, not left at torch's default
+    assert torch.count_nonzero(conv.bias) == 0
+    assert torch.all(bn.weight == 1)  # a normalisation scale stays one
+
+
+def test_it_keeps_torch_defaults_without_init_scale() -> None:
+    cand = C.ffn(features=4)
+    cand["training"]["init_scale"] = None
+    first = build(cand)["model"][0]
+    assert torch.count_nonzero(first.bias) > 0  # torch's default init draws biases too
+
+
+def test_it_drops_the_recurrent_hidden_state_and_keeps_per_step_logits() -> None:
+    net = build(C.lstm_tokens())["model"]
+    out = net(torch.randint(30, (3, 6)))
+    assert out.shape == (3, 6, 30)
+    last = build(C.rnn("GRU"))["model"]
+    assert last(torch.rand(3, 7, 5)).shape == (3, 4)
+
+
+def test_it_counts_forward_flops_like_torch_flop_counter() -> None:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    for make in (C.cnn, C.dn, C.ffn):
+        cand = make()
+        step = make_step(cand, "cpu")
+        net = step.nets["model"].eval()
+        x = step.make_batch(4)[0]
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            net(x)
+        assert step.forward_flops["model"] == pytest.approx(counter.get_total_flops() / 4, rel=0.01)
+
+
+def test_it_rejects_an_unknown_layer_kind_by_name() -> None:
+    cand = copy.deepcopy(C.ffn())
+    cand["networks"]["model"][1] = C.L("Sigmoidish")
+    with pytest.raises(UnknownLayerError, match="Sigmoidish"):
+        build(cand)
