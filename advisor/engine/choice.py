@@ -2,49 +2,169 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from advisor.engine.candidate import Draft
-from advisor.engine.families import dense
+from advisor.engine.families import conv, dense, generative, published, recurrent
 from advisor.engine.rules import reason
 
-FEW_LABELS = (
-    0.5  # below this share of labelled examples, unsupervised pretraining pays (W §III-D, Zhong 2016)
-)
+DBN_MAX_INPUTS = 128 * 128  # fully connected RBMs on larger images have hundreds of millions of weights
+FEW_LABELS = 0.5  # below this share of labelled examples, pretraining without labels pays (W §III-D)
+Choice = tuple[list[Draft], list[dict[str, Any]]]
 
 
-def drafts(spec: dict[str, Any]) -> tuple[list[Draft], list[dict[str, Any]]]:
+def drafts(spec: dict[str, Any]) -> Choice:
     """The candidates' drafts, best first, and the top-level reasons for the choice."""
     task, goal = spec["task"], spec["goal"]
-    if task != "generation" and goal == "compress":
+    if task == "generation":
+        return _generation(spec)
+    if goal == "compress":
         return _compress(spec)
+    if task == "vision":
+        return _vision(spec)
+    if task == "sequence":
+        return _sequence(spec)
     return _shallow_first(spec)
 
 
-def _shallow_first(spec: dict[str, Any]) -> tuple[list[Draft], list[dict[str, Any]]]:
+def is_imagenet_like(spec: dict[str, Any]) -> bool:
+    """net.published: RGB images near 224x224 and many classes, as in the ImageNet literature."""
+    channels, height, width = spec["data"]["input_shape"]
+    outputs = spec["data"]["outputs"] or 0
+    return channels == 3 and min(height, width) >= 192 and max(height, width) <= 320 and outputs >= 100
+
+
+def _vision(spec: dict[str, Any]) -> Choice:
     reasons = [
-        reason(
-            "net.shallow.first",
-            "Tabular data without image, audio or time structure: a shallow network (one hidden layer) "
-            "first; "
-            "if it misses your accuracy target, try the deep network listed next.",
-        ),
-        reason("net.shallow.validate"),
+        reason("net.deep.structure", "Images need a deep network to learn their structure."),
+        reason("net.vision.cnn"),
     ]
-    result = [dense.ffn(spec, deep=False), dense.ffn(spec, deep=True)]
-    if spec["data"]["labelled_fraction"] < FEW_LABELS and spec["goal"] == "classify":
-        result.append(dense.dbn(spec))
+    result: list[Draft] = []
+    if spec["goal"] == "classify" and is_imagenet_like(spec):
+        accuracy = spec["target"]["accuracy"]
+        order = sorted(published.TOP1, key=published.TOP1.__getitem__, reverse=True)
+        if accuracy is not None:
+            # the cheapest network that reached the target first; those that fall short after it
+            enough = [n for n in ("alexnet", "googlenet", "resnet-50") if published.TOP1[n] >= accuracy]
+            order = enough + [n for n in order if n not in enough]
+        result = [published.published(name, spec) for name in order]
         reasons.append(
             reason(
-                "net.pretrain.unlabelled",
-                f"Only {spec['data']['labelled_fraction']:.0%} of your examples carry "
-                "a label: a DBN pretrained on all of them is listed as an alternative.",
+                "net.published",
+                f"RGB images of about 224x224 with {spec['data']['outputs']:,} classes: the ImageNet "
+                "setting. "
+                f"{published.NAMES[order[0]]} first"
+                + (
+                    f" (the cheapest that reached {accuracy:.0%})."
+                    if accuracy is not None
+                    else " (most accurate)."
+                )
+                + " A network sized by the rules follows.",
+            )
+        )
+    result.append(conv.cnn(spec))
+    labelled = spec["data"]["labelled_fraction"]
+    values = math.prod(spec["data"]["input_shape"])
+    if spec["goal"] == "classify" and values > DBN_MAX_INPUTS:
+        if labelled < FEW_LABELS:
+            reasons.append(
+                reason(
+                    "net.vision.dbn",
+                    f"Only {labelled:.0%} of your images are labelled, but at {values:,} values per image a "
+                    "fully connected DBN would be huge: downsample the images to use one, or pretrain the "
+                    "CNN.",
+                )
+            )
+    elif spec["goal"] == "classify":
+        few = labelled < FEW_LABELS
+        dbn = dense.dbn(spec)
+        if few:
+            result.insert(0, dbn)
+        else:
+            result.append(dbn)
+        reasons.append(
+            reason(
+                "net.vision.dbn",
+                f"Only {labelled:.0%} of your images are labelled: a DBN pretrained on all of them comes "
+                "first."
+                if few
+                else "A DBN (RBM pretraining, then fine-tuning) is listed as an alternative.",
             )
         )
     return result, reasons
 
 
-def _compress(spec: dict[str, Any]) -> tuple[list[Draft], list[dict[str, Any]]]:
+def _sequence(spec: dict[str, Any]) -> Choice:
+    reasons = [
+        reason("net.deep.structure", "Data over time needs a deep network that models how it changes."),
+        reason("net.sequence.lstm"),
+    ]
+    return [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")], reasons
+
+
+def _generation(spec: dict[str, Any]) -> Choice:
+    kind = spec["generation"]
+    shape = spec["data"]["input_shape"]
+    series = spec["data"]["vocab_size"] is not None or len(shape) == 2
+    if kind == "sequence":
+        reasons = [reason("net.generation.sequence"), reason("net.deep.structure")]
+        result = [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")]
+        if spec["data"]["vocab_size"] is None and len(shape) == 2:
+            result.append(generative.gan(spec))
+        return result, reasons
+    if spec["data"]["vocab_size"] is not None:
+        # GANs and VAEs need real values to pass gradients through; token sequences go to the LSTM
+        reasons = [
+            reason("net.generation.sequence", "Tokens can only be generated step by step: an LSTM first."),
+            reason(f"net.generation.{kind}"),
+        ]
+        return [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")], reasons
+    if kind == "random":
+        reasons = [reason("net.generation.random")]
+        result = [generative.gan(spec), generative.vae(spec)]
+    else:
+        reasons = [reason("net.generation.controlled")]
+        result = [generative.vae(spec), generative.gan(spec)]
+    if len(shape) == 3:
+        result.append(conv.dn(spec))
+        reasons.append(
+            reason(
+                "size.deep.dn",
+                "A deconvolutional network that grows a specification vector "
+                "into "
+                "an image is listed as a simpler alternative.",
+            )
+        )
+    if series:
+        result.append(recurrent.recurrent(spec, "LSTM"))
+    return result, reasons
+
+
+def _shallow_first(spec: dict[str, Any]) -> Choice:
+    reasons = [
+        reason(
+            "net.shallow.first",
+            "Tabular data without image, audio or time structure: a shallow network (one hidden layer) "
+            "first; if it misses your accuracy target, try the deep network listed next.",
+        ),
+        reason("net.shallow.validate"),
+    ]
+    result = [dense.ffn(spec, deep=False), dense.ffn(spec, deep=True)]
+    labelled = spec["data"]["labelled_fraction"]
+    if labelled < FEW_LABELS and spec["goal"] == "classify":
+        result.append(dense.dbn(spec))
+        reasons.append(
+            reason(
+                "net.pretrain.unlabelled",
+                f"Only {labelled:.0%} of your examples carry a label: a DBN pretrained on all of them is "
+                "listed as an alternative.",
+            )
+        )
+    return result, reasons
+
+
+def _compress(spec: dict[str, Any]) -> Choice:
     reasons = [
         reason(
             "net.shallow.first",

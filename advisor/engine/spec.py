@@ -243,6 +243,14 @@ def _generation(err: _Errors, spec: dict[str, Any], task: str | None, data: dict
 
 
 def _outputs_rule(err: _Errors, data: dict[str, Any], task: str | None, goal: str | None) -> None:
+    if task not in (None, "generation") and goal == "compress":
+        if data.get("vocab_size") is not None:
+            err.add(
+                "goal",
+                "compress needs real-valued inputs; token ids (vocab_size) cannot be compressed this way",
+            )
+        elif data.get("input_shape") is not None and math.prod(data["input_shape"]) < 2:
+            err.add("data.input_shape", "compress needs at least 2 input values to make a smaller code")
     if task in (None, "generation") or goal in (None, "compress"):
         return
     if data.get("outputs") is None:

@@ -1,0 +1,74 @@
+"""Recurrent families: LSTM (first for data over time) and plain RNN (the alternative), on features or "
+"tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families.dense import head
+from advisor.engine.layers import Layer, layer
+from advisor.engine.rules import reason
+from advisor.engine.sizing import capacity, capacity_reason, round_width
+
+LAYERS = 2  # Shi et al. 2016: "2 LSTM layers" (LSTM-32/64); also Zaremba et al. 2014's medium model
+MAX_HIDDEN = 1024
+
+
+def hidden_for(spec: dict[str, Any]) -> int:
+    """Tokens: 128 / 256 / 512 units by vocabulary (Shi et al.'s 10,000-word LSTMs have ~512); features: at
+    least the feature count (W §III-B), at least 64; both widened with the capacity factor."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    if vocab is not None:
+        base = 128 if vocab < 1_000 else 256 if vocab < 10_000 else 512
+    else:
+        base = max(64, data["input_shape"][-1])
+    return min(MAX_HIDDEN, round_width(base * capacity(spec)))
+
+
+def recurrent(spec: dict[str, Any], kind: str) -> Draft:
+    """kind "LSTM" (family lstm) or "RNN" (family rnn)."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    hidden = hidden_for(spec)
+    generating = spec["task"] == "generation"
+    model: list[Layer] = []
+    reasons: list[dict[str, Any]] = []
+    if vocab is not None:
+        model.append(layer("Embedding", num_embeddings=vocab, embedding_dim=hidden))
+        width = hidden
+        reasons.append(
+            reason(
+                "net.tokens.embedding",
+                f"Token input: an embedding turns each of {vocab:,} token ids into {hidden} numbers.",
+            )
+        )
+    else:
+        width = data["input_shape"][-1]
+    model.append(layer(kind, input_size=width, hidden_size=hidden, num_layers=LAYERS, batch_first=True))
+    if generating and vocab is not None:
+        # next-token logits at every step: [B, T, vocab]
+        model.append(layer("Linear", in_features=hidden, out_features=vocab))
+        io = io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab)
+        loss = "cross_entropy"
+    elif generating:
+        # the next step's features from the sequence so far: [B, features]
+        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=width)]
+        io = io_dict(data["input_shape"], "value", width)
+        loss = "mse"
+    else:
+        target, outputs, loss = head(spec)
+        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
+        io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
+    if vocab is not None and generating:
+        io["vocab_size"] = vocab
+    reasons.append(
+        reason(
+            "size.capacity",
+            f"{LAYERS} stacked {kind} layers of {hidden} units (as in Shi et al.'s LSTM benchmarks); "
+            + capacity_reason(spec, "Units")["text"],
+        )
+    )
+    family = "lstm" if kind == "LSTM" else "rnn"
+    return Draft(family, "deep", {"model": model}, [hidden] * LAYERS, io, loss, reasons)

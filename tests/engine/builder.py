@@ -1,0 +1,86 @@
+"""The tests' own torch builder for engine layer lists (candidate.md), including the engine's added kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+
+class RBM(nn.Module):
+    """visible*hidden + visible + hidden parameters; forward gives hidden probabilities."""
+
+    def __init__(self, visible: int, hidden: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(hidden, visible))
+        self.visible_bias = nn.Parameter(torch.zeros(visible))
+        self.hidden_bias = nn.Parameter(torch.zeros(hidden))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(nn.functional.linear(x, self.weight, self.hidden_bias))
+
+
+class Reshape(nn.Module):
+    def __init__(self, shape: list[int]) -> None:
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], *self.shape)
+
+
+class LastStep(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, -1]
+
+
+class SequenceOnly(nn.Module):
+    """A recurrent layer whose output is the sequence only (candidate.md)."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.inner(x)[0]
+        return out
+
+
+class Residual(nn.Module):
+    """ReLU(body(x) + shortcut(x)); an empty shortcut is the identity."""
+
+    def __init__(self, body: list[dict[str, Any]], shortcut: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.body = build(body)
+        self.shortcut = build(shortcut)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.body(x) + self.shortcut(x))
+
+
+class Concat(nn.Module):
+    """Branches side by side, concatenated along channels (dim 1)."""
+
+    def __init__(self, branches: list[list[dict[str, Any]]]) -> None:
+        super().__init__()
+        self.branches = nn.ModuleList(build(branch) for branch in branches)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([branch(x) for branch in self.branches], dim=1)
+
+
+EXTRA = {"RBM": RBM, "Reshape": Reshape, "LastStep": LastStep, "Residual": Residual, "Concat": Concat}
+
+
+def build(layers: list[dict[str, Any]]) -> nn.Sequential:
+    modules: list[nn.Module] = []
+    for item in layers:
+        kind, args = item["kind"], item["args"]
+        if kind in EXTRA:
+            modules.append(EXTRA[kind](**args))
+        elif kind in ("LSTM", "RNN", "GRU"):
+            modules.append(SequenceOnly(getattr(nn, kind)(**args)))
+        else:
+            modules.append(getattr(nn, kind)(**args))
+    return nn.Sequential(*modules)
