@@ -157,11 +157,20 @@ def check_calibration_limits(
 
 def publish(job: CalibrationJob) -> bool:
     """Hand the job to the broker on its device's queue. A job the broker did not take stays queued with
-    sent_at empty (an outbox) and is sent again by the next worker heartbeat."""
+    sent_at empty (an outbox) and is sent again by the next worker heartbeat.
+
+    Fails fast: one connection attempt (bounded by broker_connection_timeout and, for Redis, the socket
+    timeouts in settings), no publish retries. kombu's default would retry connecting for the whole
+    connection timeout with 2 s pauses, and the API answers 503 while the client waits."""
+    from advisor.celery import app
     from advisor.tasks import run_calibration
 
     try:
-        result = run_calibration.apply_async(args=[job.pk], queue=job.device.queue, retry=False)
+        with app.producer_or_acquire() as producer:
+            producer.connection.ensure_connection(max_retries=0)
+            result = run_calibration.apply_async(
+                args=[job.pk], queue=job.device.queue, retry=False, producer=producer
+            )
     except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
         log.warning("calibration %s not sent, broker unreachable: %s", job.pk, exc)
         return False
@@ -169,6 +178,33 @@ def publish(job: CalibrationJob) -> bool:
         sent_at=timezone.now(), options=_with_task_id(job, result.id)
     )
     return True
+
+
+def delivered(job: CalibrationJob, *, created: bool) -> bool:
+    """After submit_calibration: is the job with the broker (or past needing it)? A new job was published when
+    its transaction committed (callers outside an atomic block: at once); a job found by its idempotency key
+    that is still unsent gets one more try now, so a client retrying after a 503 sends it."""
+    job.refresh_from_db()
+    if job.sent_at is not None or job.status != CalibrationJob.QUEUED:
+        return True
+    return False if created else publish(job)
+
+
+def idempotency_conflict(
+    job: CalibrationJob,
+    *,
+    recommendation: Recommendation,
+    candidate: int,
+    device: Device,
+    batch_sizes: list[int],
+    threads: list[int],
+) -> str | None:
+    """A reused idempotency key must come with the same request; say how it differs, or None."""
+    asked = (recommendation.pk, candidate, device.pk, list(batch_sizes), list(threads))
+    stored = (job.recommendation_id, job.candidate, job.device_id, list(job.batch_sizes), list(job.threads))
+    if asked == stored:
+        return None
+    return f"this Idempotency-Key was used for calibration {job.pk} with a different request"
 
 
 def _with_task_id(job: CalibrationJob, task_id: str) -> dict[str, Any]:

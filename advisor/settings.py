@@ -100,18 +100,29 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: the contract is JSON, and a form-encoded TaskSpec would reach the engine as strings.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "advisor.api.policies.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 20, minimum=1),
-    "DEFAULT_THROTTLE_RATES": {"calibrations": env_str("CALIBRATION_THROTTLE_RATE", "30/minute")},
+    "EXCEPTION_HANDLER": "advisor.api.policies.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Network-selection advisor API",
+    "DESCRIPTION": (
+        "Describe a learning task, get a recommended network with cited reasons, then measure it on a "
+        "worker's device. Authenticate with `Authorization: Token <key>` (`manage.py drf_create_token "
+        "<user>`) or a session. Errors: 400 `{dotted.path: [messages]}`, 404 for what is not yours, 409 for "
+        "cancelling a finished job, 429 when calibrations come too fast, 503 when the broker is unreachable "
+        "(the job is kept and sent when it is back)."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # --- Celery ------------------------------------------------------------------------------------------------
@@ -160,3 +171,21 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- API (advisor/api) -------------------------------------------------------------------------------------
+# Calibration submissions per user ("N/second|minute|hour|day"), read at each request so tests can change it.
+CALIBRATION_THROTTLE_RATE = env_str("CALIBRATION_THROTTLE_RATE", "30/minute")
+# The throttle's counters live in a cache every web process shares (a per-process memory cache would let each
+# gunicorn worker grant the full rate); a file cache needs no server.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(VAR_DIR / "throttle"),
+    },
+}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Without these redis-py waits on a silent host for the OS's TCP timeout (minutes): a submission would
+    # hang instead of answering 503 while the job waits in the outbox.
+    CELERY_BROKER_TRANSPORT_OPTIONS.setdefault("socket_connect_timeout", CELERY_BROKER_CONNECTION_TIMEOUT)
+    CELERY_BROKER_TRANSPORT_OPTIONS.setdefault("socket_timeout", env_float("BROKER_SOCKET_TIMEOUT", 10.0))

@@ -1,4 +1,4 @@
-"""DRF serializers: shapes only. A TaskSpec is validated by the engine (one source of truth)."""
+"""DRF serializers of calibration jobs, devices and errors (TaskSpec, Recommendation: api/spec.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ from typing import Any
 
 from rest_framework import serializers
 
-from advisor import services
-from advisor.models import CalibrationJob, Device, Measurement
+from advisor.api.policies import MAX_ID
+from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.services import MAX_BATCH_SIZE
+
+# The database column is a 32-bit positive integer; larger values are refused here, the real cap
+# (CALIBRATION_MAX_SECONDS) by the service, which names it.
+_MAX_SECONDS_FIELD = 2**31 - 1
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
@@ -31,19 +36,59 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
 
 
 class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
-    recommendation = serializers.IntegerField(min_value=1)
-    candidate = serializers.IntegerField(min_value=0, default=0)
-    device = serializers.CharField(max_length=200)
-    batch_sizes = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), default=list, max_length=16
+    """POST calibrations/. The shape is checked here; what a device and a candidate allow is checked by
+    services.check_calibration_limits, which names the limit it applies."""
+
+    recommendation = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, help_text="a recommendation's id"
     )
-    threads = serializers.ListField(child=serializers.IntegerField(min_value=1), default=list, max_length=64)
-    time_limit_seconds = serializers.IntegerField(min_value=1, required=False)
+    candidate = serializers.IntegerField(
+        min_value=0, max_value=1000, default=0, help_text="index into the recommendation's candidates"
+    )
+    device = serializers.CharField(max_length=200, help_text="a device id from GET devices/")
+    batch_sizes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE),
+        default=list,
+        max_length=16,
+        help_text="mini-batch sizes to measure; empty: the candidate's own",
+    )
+    threads = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=4096),
+        default=list,
+        max_length=64,
+        help_text="CPU thread counts to measure; empty: the device's physical cores",
+    )
+    time_limit_seconds = serializers.IntegerField(
+        min_value=1,
+        max_value=_MAX_SECONDS_FIELD,
+        required=False,
+        help_text="wall-clock limit of the whole job (the server caps it: CALIBRATION_MAX_SECONDS)",
+    )
+
+    def validate_recommendation(self, value: int) -> Recommendation:
+        user = self.context["request"].user
+        rec = Recommendation.objects.filter(pk=value).first()
+        if rec is None or (rec.owner_id != user.pk and not user.is_staff):
+            raise serializers.ValidationError(f"no recommendation {value} of yours")
+        return rec
+
+    def validate_device(self, value: str) -> Device:
+        device = Device.objects.filter(pk=value).first()
+        if device is None:
+            raise serializers.ValidationError(f"no device {value!r}; GET /api/v1/devices/ lists them")
+        return device
 
 
 class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
+    """One measured configuration: advisor.calibration.measure()'s dict plus batch_size."""
+
     def to_representation(self, instance: Measurement) -> dict[str, Any]:
-        return {**instance.result, "batch_size": instance.batch_size, "allocator": instance.allocator}
+        return {
+            **instance.result,
+            "batch_size": instance.batch_size,
+            "allocator": instance.allocator,
+            "status": instance.status,
+        }
 
     class Meta:
         model = Measurement
@@ -53,6 +98,10 @@ class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
 class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
     device = serializers.CharField(source="device_id")
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
+    sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
+
+    def get_sent(self, job: CalibrationJob) -> bool:
+        return job.sent_at is not None
 
     class Meta:
         model = CalibrationJob
@@ -72,6 +121,8 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
             "summary",
             "error",
             "attempts",
+            "cancel_requested",
+            "sent",
             "created_at",
             "started_at",
             "finished_at",
@@ -79,5 +130,22 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
         read_only_fields = fields
 
 
-def recommendation_representation(rec: Any) -> dict[str, Any]:
-    return services.recommendation_payload(rec)
+class ErrorSerializer(serializers.Serializer[dict[str, Any]]):
+    detail = serializers.CharField()
+
+
+class BrokerDownSerializer(serializers.Serializer[dict[str, Any]]):
+    detail = serializers.CharField()
+    job = CalibrationSerializer()
+
+
+class GpuSerializer(serializers.Serializer[dict[str, Any]]):
+    """One entry of the engine's hardware catalog (more fields may follow)."""
+
+    id = serializers.CharField()
+    name = serializers.CharField()
+    memory_gb = serializers.FloatField()
+    fp32_tflops = serializers.FloatField()
+    fp16_tflops = serializers.FloatField()
+    memory_bandwidth_gbps = serializers.FloatField()
+    source = serializers.CharField()

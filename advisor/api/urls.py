@@ -1,20 +1,31 @@
+"""/api/v1/: the contract's endpoints, its OpenAPI schema and docs pages served from local static files."""
+
 from __future__ import annotations
 
-from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.urls import path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from advisor.api import views
+from advisor.api.policies import IdConverter
 
 app_name = "api"
+register_converter(IdConverter, "id")
+
+recommendations = views.RecommendationViewSet.as_view({"get": "list", "post": "create"})
+recommendation = views.RecommendationViewSet.as_view({"get": "retrieve"})
+calibrations = views.CalibrationViewSet.as_view({"get": "list", "post": "create"})
+calibration = views.CalibrationViewSet.as_view({"get": "retrieve"})
+cancel = views.CalibrationViewSet.as_view({"post": "cancel"})
 
 urlpatterns = [
-    path("recommendations/", views.recommendations, name="recommendations"),
-    path("recommendations/<int:pk>/", views.recommendation_detail, name="recommendation-detail"),
-    path("calibrations/", views.calibrations, name="calibrations"),
-    path("calibrations/<int:pk>/", views.calibration_detail, name="calibration-detail"),
-    path("calibrations/<int:pk>/cancel/", views.calibration_cancel, name="calibration-cancel"),
-    path("devices/", views.devices, name="devices"),
-    path("catalog/gpus/", views.gpu_catalog, name="catalog-gpus"),
+    path("recommendations/", recommendations, name="recommendations"),
+    path("recommendations/<id:pk>/", recommendation, name="recommendation-detail"),
+    path("calibrations/", calibrations, name="calibrations"),
+    path("calibrations/<id:pk>/", calibration, name="calibration-detail"),
+    path("calibrations/<id:pk>/cancel/", cancel, name="calibration-cancel"),
+    path("devices/", views.DeviceList.as_view(), name="devices"),
+    path("catalog/gpus/", views.GpuCatalog.as_view(), name="catalog-gpus"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
 ]

@@ -1,97 +1,236 @@
-"""The REST API: validate, call a service, serialise."""
+"""The REST API: validate with a serializer, call a service, serialise the answer."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
-from rest_framework import status
-from rest_framework.decorators import api_view
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import BaseThrottle
+from rest_framework.views import APIView
 
 from advisor import engine, services
-from advisor.api.serializers import CalibrationRequestSerializer, CalibrationSerializer, DeviceSerializer
+from advisor.api.policies import CalibrationThrottle
+from advisor.api.serializers import (
+    BrokerDownSerializer,
+    CalibrationRequestSerializer,
+    CalibrationSerializer,
+    DeviceSerializer,
+    ErrorSerializer,
+    GpuSerializer,
+)
+from advisor.api.spec import RecommendationSerializer, TaskSpecSerializer
 from advisor.models import CalibrationJob, Device, Recommendation
 
+FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
+NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of yours")
+IDEMPOTENCY_KEY_MAX = 200
 
-def _own(queryset: QuerySet[Any], request: Request) -> QuerySet[Any]:
-    return queryset if request.user.is_staff else queryset.filter(owner=request.user)
+
+class _Owned(viewsets.GenericViewSet[Any]):
+    """Each user sees only their own rows (others' are 404, not 403: their ids are not disclosed); staff see
+    all."""
+
+    def own(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        user = self.request.user
+        return queryset if user.is_staff else queryset.filter(owner=user)
 
 
-@api_view(["GET", "POST"])
-def recommendations(request: Request) -> Response:
-    if request.method == "POST":
-        if not isinstance(request.data, dict):
-            return Response({"spec": ["expected a JSON object (a TaskSpec)"]}, status=400)
+class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owned):
+    serializer_class = RecommendationSerializer
+
+    def get_queryset(self) -> QuerySet[Recommendation]:
+        return self.own(Recommendation.objects.all())
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        return _Payload(*args, **kwargs)
+
+    @extend_schema(
+        request=TaskSpecSerializer,
+        responses={201: RecommendationSerializer, 400: FIELD_ERRORS},
+        summary="Recommend a network for a TaskSpec",
+    )
+    def create(self, request: Request) -> Response:
+        spec = TaskSpecSerializer(data=request.data)
+        spec.is_valid(raise_exception=True)
         try:
-            rec = services.advise(owner=request.user, spec=dict(request.data))
-        except engine.SpecError as exc:
+            rec = services.advise(owner=request.user, spec=spec.validated_data)
+        except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-        return Response(services.recommendation_payload(rec), status=status.HTTP_201_CREATED)
-    recs = _own(Recommendation.objects.all(), request)
-    return Response([services.recommendation_payload(r) for r in recs[:50]])
-
-
-@api_view(["GET"])
-def recommendation_detail(request: Request, pk: int) -> Response:
-    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
-    return Response(services.recommendation_payload(rec))
-
-
-@api_view(["GET", "POST"])
-def calibrations(request: Request) -> Response:
-    if request.method == "GET":
-        jobs = _own(CalibrationJob.objects.prefetch_related("measurements"), request)[:50]
-        return Response(CalibrationSerializer(jobs, many=True).data)
-    form = CalibrationRequestSerializer(data=request.data)
-    form.is_valid(raise_exception=True)
-    data = form.validated_data
-    rec = Recommendation.objects.filter(pk=data["recommendation"]).first()
-    if rec is None or (rec.owner_id != request.user.pk and not request.user.is_staff):
-        return Response({"recommendation": ["no such recommendation"]}, status=400)
-    device = Device.objects.filter(pk=data["device"]).first()
-    if device is None:
-        return Response({"device": [f"no device {data['device']!r}; see GET /api/v1/devices/"]}, status=400)
-    try:
-        job, _ = services.submit_calibration(
-            owner=request.user,
-            recommendation=rec,
-            candidate=data["candidate"],
-            device=device,
-            batch_sizes=data["batch_sizes"],
-            threads=data["threads"],
-            time_limit_seconds=data.get("time_limit_seconds"),
-            idempotency_key=request.headers.get("Idempotency-Key", "")[:200],
+        return Response(
+            services.recommendation_payload(rec),
+            status=status.HTTP_201_CREATED,
+            headers={"Location": f"/api/v1/recommendations/{rec.pk}/"},
         )
-    except services.CalibrationRefused as exc:
-        return Response(exc.errors, status=400)
-    job.refresh_from_db()
-    return Response(CalibrationSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: RecommendationSerializer(many=True)}, summary="Your recommendations")
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses={200: RecommendationSerializer, 404: NOT_FOUND})
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
 
-@api_view(["GET"])
-def calibration_detail(request: Request, pk: int) -> Response:
-    job = get_object_or_404(_own(CalibrationJob.objects.all(), request), pk=pk)
-    return Response(CalibrationSerializer(job).data)
+class _Payload:
+    """Stands in for a serializer: the stored Recommendation already is the contract's JSON."""
+
+    def __init__(self, instance: Any = None, many: bool = False, **_: Any) -> None:
+        self.instance, self.many = instance, many
+
+    @property
+    def data(self) -> Any:
+        if self.many:
+            return [services.recommendation_payload(rec) for rec in self.instance]
+        return services.recommendation_payload(self.instance)
 
 
-@api_view(["POST"])
-def calibration_cancel(request: Request, pk: int) -> Response:
-    job = get_object_or_404(_own(CalibrationJob.objects.all(), request), pk=pk)
-    try:
-        job = services.cancel_calibration(job=job)
-    except services.JobFinished as exc:
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-    return Response(CalibrationSerializer(job).data)
+class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owned):
+    serializer_class = CalibrationSerializer
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        return [CalibrationThrottle()] if self.action == "create" else []
+
+    def get_queryset(self) -> QuerySet[CalibrationJob]:
+        jobs = self.own(CalibrationJob.objects.prefetch_related("measurements"))
+        if self.action != "list":
+            return jobs
+        params = self.request.query_params
+        if params.get("status"):
+            wanted = [s.strip() for s in params["status"].split(",") if s.strip()]
+            known = [s for s, _ in CalibrationJob.STATUS_CHOICES]
+            if not wanted or any(s not in known for s in wanted):
+                raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
+            jobs = jobs.filter(status__in=wanted)
+        if params.get("recommendation"):
+            rec = params["recommendation"]
+            if not rec.isdigit() or len(rec) > 18:
+                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
+            jobs = jobs.filter(recommendation_id=int(rec))
+        return jobs
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "status",
+                str,
+                description="only jobs in these states, comma-separated: "
+                "queued, running, succeeded, failed, cancelled",
+            ),
+            OpenApiParameter("recommendation", int, description="only jobs of this recommendation"),
+        ],
+        responses={200: CalibrationSerializer(many=True), 400: FIELD_ERRORS},
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request=CalibrationRequestSerializer,
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="a retry with the same key returns the same job instead of queuing another",
+            )
+        ],
+        responses={
+            202: CalibrationSerializer,
+            400: FIELD_ERRORS,
+            409: ErrorSerializer,
+            429: ErrorSerializer,
+            503: OpenApiResponse(BrokerDownSerializer, description="broker unreachable; the job is kept"),
+        },
+        summary="Measure a candidate on a device (queued on that device's worker)",
+    )
+    def create(self, request: Request) -> Response:
+        key = request.headers.get("Idempotency-Key", "")
+        if len(key) > IDEMPOTENCY_KEY_MAX or not key.isprintable():
+            raise ValidationError(
+                {"Idempotency-Key": [f"at most {IDEMPOTENCY_KEY_MAX} printable characters"]}
+            )
+        form = CalibrationRequestSerializer(data=request.data, context={"request": request})
+        form.is_valid(raise_exception=True)
+        asked = form.validated_data
+        try:
+            job, created = services.submit_calibration(
+                owner=request.user,
+                recommendation=asked["recommendation"],
+                candidate=asked["candidate"],
+                device=asked["device"],
+                batch_sizes=asked["batch_sizes"],
+                threads=asked["threads"],
+                time_limit_seconds=asked.get("time_limit_seconds"),
+                idempotency_key=key,
+            )
+        except services.CalibrationRefused as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+        if not created:
+            conflict = services.idempotency_conflict(
+                job,
+                **{k: asked[k] for k in ("recommendation", "candidate", "device", "batch_sizes", "threads")},
+            )
+            if conflict:
+                return Response({"detail": conflict}, status=status.HTTP_409_CONFLICT)
+        sent = services.delivered(job, created=created)
+        body = CalibrationSerializer(job).data
+        headers = {"Location": f"/api/v1/calibrations/{job.pk}/"}
+        if not created:
+            headers["Idempotent-Replayed"] = "true"
+        if not sent:
+            detail = (
+                f"the message broker is unreachable: calibration {job.pk} is saved and stays queued; it is "
+                "sent as soon as the broker is back (a worker's heartbeat resends it). Poll its URL or retry "
+                "with the same Idempotency-Key."
+            )
+            headers["Retry-After"] = "5"
+            return Response({"detail": detail, "job": body}, status=503, headers=headers)
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+    @extend_schema(responses={200: CalibrationSerializer, 404: NOT_FOUND})
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
+
+    @extend_schema(
+        request=None,
+        responses={200: CalibrationSerializer, 404: NOT_FOUND, 409: ErrorSerializer},
+        summary="Cancel a queued or running job",
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: int) -> Response:
+        job = self.get_object()
+        try:
+            job = services.cancel_calibration(job=job)
+        except services.JobFinished as exc:
+            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
+        return Response(CalibrationSerializer(job).data)
 
 
-@api_view(["GET"])
-def devices(request: Request) -> Response:
-    return Response(DeviceSerializer(Device.objects.all(), many=True).data)
+class DeviceList(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("include_offline", bool, description="also devices whose worker is gone")
+        ],
+        responses={200: DeviceSerializer(many=True), 400: FIELD_ERRORS},
+        summary="The devices live workers offer",
+    )
+    def get(self, request: Request) -> Response:
+        flag = request.query_params.get("include_offline", "false").lower()
+        if flag not in {"true", "false", "1", "0"}:
+            raise ValidationError({"include_offline": ["must be true or false"]})
+        devices = [d for d in Device.objects.all() if d.online or flag in {"true", "1"}]
+        return Response(DeviceSerializer(devices, many=True).data)
 
 
-@api_view(["GET"])
-def gpu_catalog(request: Request) -> Response:
-    return Response(engine.gpu_catalog())
+class GpuCatalog(APIView):
+    @extend_schema(
+        responses={200: GpuSerializer(many=True)}, summary="The GPU catalog (ids for hardware.gpu)"
+    )
+    def get(self, request: Request) -> Response:
+        return Response(engine.gpu_catalog())

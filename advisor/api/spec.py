@@ -1,0 +1,119 @@
+"""The TaskSpec and Recommendation as serializers.
+
+Their fields document the contract in the OpenAPI schema; validation is the engine's alone: the TaskSpec
+serializer hands the whole body to `advisor.engine.normalise`, whose SpecError.errors are the 400 answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.fields import empty
+
+from advisor import engine
+from advisor.engine.spec import BYTES_PER_VALUE, GENERATIONS, GOALS, LINKS, STORAGES, TASKS
+
+FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "dn", "rnn", "lstm", "gan", "vae")
+
+
+class _Data(serializers.Serializer[dict[str, Any]]):
+    examples = serializers.IntegerField(min_value=1)
+    input_shape = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1)
+    vocab_size = serializers.IntegerField(min_value=2, required=False, allow_null=True)
+    outputs = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    labelled_fraction = serializers.FloatField(min_value=0, max_value=1, required=False)
+    bytes_per_value = serializers.ChoiceField(BYTES_PER_VALUE, required=False)
+
+
+def _gpu_ids() -> list[str]:
+    return [gpu["id"] for gpu in engine.gpu_catalog()]
+
+
+class _Hardware(serializers.Serializer[dict[str, Any]]):
+    cpu_cores = serializers.IntegerField(min_value=1)
+    cpu_threads = serializers.IntegerField(min_value=1, required=False)
+    ram_gb = serializers.FloatField(help_text="> 0")
+    gpu = serializers.ChoiceField(
+        _gpu_ids(), required=False, allow_null=True, help_text="an id from GET catalog/gpus/, null for CPU"
+    )
+    gpus_per_node = serializers.IntegerField(min_value=0, required=False)
+    gpu_memory_gb = serializers.FloatField(required=False, allow_null=True)
+    nodes = serializers.IntegerField(min_value=1, required=False)
+    link = serializers.ChoiceField(LINKS, required=False)
+    storage = serializers.ChoiceField(STORAGES, required=False)
+
+
+class _Target(serializers.Serializer[dict[str, Any]]):
+    accuracy = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True)
+    time_budget_hours = serializers.FloatField(required=False, allow_null=True, help_text="> 0")
+
+
+class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
+    """What the user describes. The engine validates it; `validated_data` is the normalised spec."""
+
+    task = serializers.ChoiceField(TASKS)
+    generation = serializers.ChoiceField(GENERATIONS, required=False, allow_null=True)
+    goal = serializers.ChoiceField(GOALS, required=False, allow_null=True)
+    data = _Data()
+    hardware = _Hardware()
+    target = _Target(required=False, allow_null=True)
+
+    def run_validation(self, data: Any = empty) -> dict[str, Any]:
+        try:
+            return engine.normalise(None if data is empty else data)
+        except engine.SpecError as exc:
+            raise serializers.ValidationError(exc.errors) from None
+
+
+class _Layer(serializers.Serializer[dict[str, Any]]):
+    kind = serializers.CharField(help_text="a torch.nn class name, or RBM, Reshape, LastStep")
+    args = serializers.DictField(help_text="the constructor's keyword arguments")
+
+
+class _Reason(serializers.Serializer[dict[str, Any]]):
+    rule = serializers.CharField()
+    text = serializers.CharField()
+    source = serializers.CharField()
+
+
+class _Estimate(serializers.Serializer[dict[str, Any]]):
+    seconds_per_batch = serializers.FloatField()
+    seconds_per_epoch = serializers.FloatField()
+    seconds_to_train = serializers.FloatField()
+    basis = serializers.ChoiceField(["analytic", "measured"])
+
+
+class _Candidate(serializers.Serializer[dict[str, Any]]):
+    family = serializers.ChoiceField(FAMILIES)
+    depth = serializers.ChoiceField(["shallow", "deep"])
+    published = serializers.CharField(allow_null=True)
+    networks = serializers.DictField(child=_Layer(many=True))
+    hidden_sizes = serializers.ListField(child=serializers.IntegerField())
+    parameters = serializers.IntegerField()
+    flops_per_example = serializers.IntegerField()
+    training = serializers.DictField()
+    memory_bytes = serializers.DictField(child=serializers.IntegerField())
+    estimate = _Estimate()
+    reasons = _Reason(many=True)
+
+
+class _Plan(serializers.Serializer[dict[str, Any]]):
+    device = serializers.ChoiceField(["cpu", "gpu"])
+    threads = serializers.IntegerField()
+    gpus = serializers.IntegerField()
+    nodes = serializers.IntegerField()
+    parallelism = serializers.ChoiceField(["none", "data", "model", "hybrid"])
+    sync = serializers.ChoiceField(["none", "sync", "mixed", "async"])
+    reasons = _Reason(many=True)
+
+
+class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
+    """The engine's answer as stored, with measured estimates merged in (services.recommendation_payload);
+    used for the schema only: the payload is already the contract's JSON."""
+
+    id = serializers.IntegerField()
+    spec = TaskSpecSerializer()
+    candidates = _Candidate(many=True)
+    hardware_plan = _Plan()
+    dataflow = serializers.DictField()
+    reasons = _Reason(many=True)
