@@ -106,6 +106,8 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
         rebatch(candidate, start)
         return
     name = catalog.gpu(spec["hardware"]["gpu"])["name"]
+    # the memory, not the generic starting point, now sets the batch
+    candidate["reasons"] = [r for r in candidate["reasons"] if r["rule"] != "batch.start"]
     candidate["reasons"].append(
         reason(
             "gpu.memory",

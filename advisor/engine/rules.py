@@ -168,6 +168,15 @@ _RULES = (
         f"{W} §III-A, §III-B; Goodfellow, Bengio & Courville 2016, §5.2 (capacity)",
     ),
     Rule(
+        "size.recurrent",
+        "RNN or LSTM",
+        "2 stacked layers; units >= features per step; 128/256/512 units for small/medium/large vocabularies",
+        "Two stacked recurrent layers, with at least as many units as features per step (for words: more "
+        "units for larger vocabularies).",
+        f"{S} Table 2 and DLBench (2 LSTM layers, ~512 units for 10,000 words); Zaremba et al. 2014; "
+        f"{W} §III-B",
+    ),
+    Rule(
         "size.exceeds.memory",
         "even the smallest useful network does not fit any catalogued GPU or the RAM",
         "say so; recommend a smaller input, model parallelism or a cluster",
@@ -182,6 +191,14 @@ _RULES = (
         "Start the weights at small values (uniform in ±0.1) so training does not stray far from a good "
         "solution.",
         f"{W} §III-A",
+    ),
+    Rule(
+        "init.rbm",
+        "RBMs trained by contrastive divergence (rbm, dbn pretraining)",
+        "initial weights from N(0, 0.01)",
+        "RBMs start from very small random weights (about 0.01) and learn by contrastive divergence, "
+        "not backpropagation.",
+        "Hinton 2010, 'A Practical Guide to Training Restricted Boltzmann Machines', §8",
     ),
     # -- training set-up
     Rule(

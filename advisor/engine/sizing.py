@@ -26,20 +26,19 @@ def capacity(spec: dict[str, Any]) -> float:
     return min(factor, 2.0)
 
 
-def capacity_reason(spec: dict[str, Any], what: str) -> dict[str, Any]:
+def capacity_reason(spec: dict[str, Any], what: str) -> list[dict[str, Any]]:
+    """size.capacity, when it widened the network (nothing when the base size stands)."""
     factor = capacity(spec)
+    if factor == 1.0:
+        return []
     examples, accuracy = spec["data"]["examples"], spec["target"]["accuracy"]
     target = f"an accuracy target of {accuracy:g}" if accuracy is not None else "no accuracy target"
-    if factor == 1.0:
-        why = "little data" if examples < LITTLE_DATA else target
-        return reason(
+    return [
+        reason(
             "size.capacity",
-            f"{what} kept at the base size: {why} and {examples:,} examples do not justify a wider network.",
+            f"{what} widened {factor:g}x: {target} and {examples:,} examples justify the extra capacity.",
         )
-    return reason(
-        "size.capacity",
-        f"{what} widened {factor:g}x: {target} and {examples:,} examples justify the extra capacity.",
-    )
+    ]
 
 
 def round_width(value: float, minimum: int = 1) -> int:

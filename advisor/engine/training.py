@@ -7,6 +7,7 @@ from typing import Any
 from advisor.engine.rules import reason
 
 INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
+RBM_INIT_SCALE = 0.01  # Hinton 2010, practical guide to RBMs, §8
 MOMENTUM = 0.9
 
 # S §4: "mini-batch sizes of 64, 16 and 128 for FCNs, CNNs and RNNs respectively" (CNN: 224x224 images)
@@ -62,7 +63,7 @@ def setup(
     epochs = epochs_for(examples, spec["target"]["accuracy"])
     training: dict[str, Any] = {
         "batch_size": batch,
-        "init_scale": INIT_SCALE,
+        "init_scale": RBM_INIT_SCALE if loss == "cd1" else INIT_SCALE,
         "optimizer": optimiser,
         "learning_rate": rate,
         "epochs": epochs,
@@ -74,7 +75,7 @@ def setup(
         reason(
             "batch.start", f"Start with mini-batches of {batch} ({why}); a calibration can sweep other sizes."
         ),
-        reason("init.small"),
+        reason("init.rbm") if loss == "cd1" else reason("init.small"),
         reason(
             "train.optimizer",
             f"{optimiser.upper() if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}"

@@ -53,7 +53,7 @@ def cnn(spec: dict[str, Any]) -> Draft:
             f"height and width ({height}x{width} -> {h}x{w}), so every stage passes on fewer values than the "
             "one before.",
         ),
-        capacity_reason(spec, "Channels"),
+        *capacity_reason(spec, "Channels"),
     ]
     return Draft(
         "cnn",

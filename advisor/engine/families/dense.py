@@ -42,7 +42,7 @@ def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
             f"{'First hidden layer' if deep else 'Hidden layer'}: {width:,} nodes for {inputs:,} inputs and "
             f"{outputs:,} outputs (at least as many as inputs, not far more).",
         ),
-        capacity_reason(spec, "Hidden layer"),
+        *capacity_reason(spec, "Hidden layer"),
     ]
     return Draft(
         "ffn",
@@ -81,7 +81,7 @@ def ae(spec: dict[str, Any], *, deep: bool) -> Draft:
             f"Code layer of {code:,} units for {inputs:,} inputs ({inputs / code:.3g}x smaller); the output "
             "rebuilds all inputs.",
         ),
-        capacity_reason(spec, "Code layer"),
+        *capacity_reason(spec, "Code layer"),
     ]
     return Draft(
         "ae",

@@ -65,10 +65,11 @@ def recurrent(spec: dict[str, Any], kind: str) -> Draft:
         io["vocab_size"] = vocab
     reasons.append(
         reason(
-            "size.capacity",
-            f"{LAYERS} stacked {kind} layers of {hidden} units (as in Shi et al.'s LSTM benchmarks); "
-            + capacity_reason(spec, "Units")["text"],
+            "size.recurrent",
+            f"{LAYERS} stacked {kind} layers of {hidden} units"
+            + (f" for {vocab:,} tokens." if vocab is not None else f" for {width} features per step."),
         )
     )
+    reasons += capacity_reason(spec, "Units")
     family = "lstm" if kind == "LSTM" else "rnn"
     return Draft(family, "deep", {"model": model}, [hidden] * LAYERS, io, loss, reasons)
