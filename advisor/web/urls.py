@@ -2,12 +2,19 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.web import views
+from advisor.web import history, views, wizard
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("recommendations/new/", views.recommend, name="recommend"),
+    path("", wizard.wizard, name="home"),
+    path("wizard/check/", wizard.wizard_check, name="wizard-check"),
     path("recommendations/<int:pk>/", views.recommendation, name="recommendation"),
     path("recommendations/<int:pk>/calibrate/", views.calibrate, name="calibrate"),
     path("calibrations/<int:pk>/", views.calibration, name="calibration"),
+    path("calibrations/<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("rules/", views.rules, name="rules"),
+    path("history/", history.history, name="history"),
+    path("history/calibrations/", history.calibration_history, name="calibration-history"),
+    path("compare/", history.compare, name="compare"),
+    path("account/token/", history.token, name="token"),
+    path("account/token/regenerate/", history.regenerate_token, name="token-regenerate"),
 ]

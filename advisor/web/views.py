@@ -1,98 +1,132 @@
-"""Pages: parse, call a service, render. One template serves the page and its htmx fragment."""
+"""Recommendation and calibration pages: parse, call a service or a query, render. One template serves each
+page and its htmx fragments (`template.html#partial`)."""
 
 from __future__ import annotations
 
-import json
+import uuid
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from advisor import engine, services
+from advisor import engine, queries, services
 from advisor.models import CalibrationJob, Device, Recommendation
-
-EXAMPLE_SPEC = {
-    "task": "tabular",
-    "goal": "classify",
-    "data": {"examples": 20000, "input_shape": [32], "outputs": 4},
-    "hardware": {"cpu_cores": 2, "ram_gb": 16},
-    "target": {"accuracy": 0.9},
-}
-
-
-def _own(queryset: QuerySet[Recommendation] | QuerySet[CalibrationJob], request: HttpRequest):  # type: ignore[no-untyped-def]
-    return queryset if request.user.is_staff else queryset.filter(owner=request.user)
-
-
-@require_GET
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    recs = _own(Recommendation.objects.all(), request)[:20]
-    return render(
-        request, "advisor/home.html", {"recs": recs, "spec_text": json.dumps(EXAMPLE_SPEC, indent=2)}
-    )
-
-
-@require_POST
-@login_required
-def recommend(request: HttpRequest) -> HttpResponse:
-    text = request.POST.get("spec", "")
-    errors: dict[str, list[str]] = {}
-    try:
-        spec = json.loads(text)
-        rec = services.advise(owner=request.user, spec=spec)
-    except json.JSONDecodeError as exc:
-        errors = {"spec": [f"not valid JSON: {exc}"]}
-    except engine.SpecError as exc:
-        errors = exc.errors
-    if errors:
-        recs = _own(Recommendation.objects.all(), request)[:20]
-        context = {"recs": recs, "spec_text": text, "errors": errors}
-        return render(request, "advisor/home.html", context, status=400)
-    return redirect("recommendation", pk=rec.pk)
+from advisor.web.forms import CalibrateForm
+from advisor.web.jobs import job_view
+from advisor.web.present import diagrams, memory_rows, recommendation_view
 
 
 @require_GET
 @login_required
 def recommendation(request: HttpRequest, pk: int) -> HttpResponse:
-    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
-    context = {
-        "rec": rec,
-        "payload": services.recommendation_payload(rec),
-        "devices": [d for d in Device.objects.all() if d.online],
-        "jobs": rec.calibrations.select_related("device")[:20],
-    }
+    rec = queries.recommendation_for(request.user, pk)
+    if rec is None:
+        raise Http404("no such recommendation")
+    selected = request.GET.get("c", "0")
+    index = int(selected) if selected.isdigit() else 0
+    context = _recommendation_context(request, rec, index, form=None)
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "advisor/recommendation.html#candidate", context)
     return render(request, "advisor/recommendation.html", context)
+
+
+def _recommendation_context(
+    request: HttpRequest, rec: Recommendation, index: int, form: CalibrateForm | None
+) -> dict[str, Any]:
+    view = recommendation_view(services.recommendation_payload(rec), rec.result)
+    index = min(max(index, 0), len(view["candidates"]) - 1)
+    chosen = view["candidates"][index]
+    chosen["diagrams"] = diagrams(chosen["c"])
+    chosen["memory"] = memory_rows(chosen["c"].get("memory_bytes", {}))
+    devices = queries.online_devices()
+    if form is None:
+        form = CalibrateForm(
+            devices=devices,
+            initial={
+                "candidate": index,
+                "batch_sizes": str(chosen["c"]["training"]["batch_size"]),
+                "key": uuid.uuid4().hex,
+            },
+        )
+    return {
+        "rec": rec,
+        "view": view,
+        "chosen": chosen,
+        "devices": devices,
+        "form": form,
+        "jobs": queries.calibrations_of(rec, request.user),
+    }
 
 
 @require_POST
 @login_required
 def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
-    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
-    device = get_object_or_404(Device, pk=request.POST.get("device", ""))
-    try:
-        job, _ = services.submit_calibration(
-            owner=request.user,
-            recommendation=rec,
-            candidate=int(request.POST.get("candidate", "0") or 0),
-            device=device,
-        )
-    except (services.CalibrationRefused, ValueError) as exc:
-        return HttpResponse(f"Calibration refused: {exc}", status=400)
-    return redirect("calibration", pk=job.pk)
+    rec = queries.recommendation_for(request.user, pk)
+    if rec is None:
+        raise Http404("no such recommendation")
+    devices = queries.online_devices()
+    form = CalibrateForm(request.POST, devices=devices)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job, _ = services.submit_calibration(
+                owner=request.user,
+                recommendation=rec,
+                candidate=data["candidate"],
+                device=Device.objects.get(pk=data["device"]),
+                batch_sizes=data["batch_sizes"] or [],
+                threads=data["threads"] or [],
+                time_limit_seconds=data["time_limit_seconds"],
+                idempotency_key=f"web-{data['key']}" if data.get("key") else "",
+            )
+        except services.CalibrationRefused as exc:
+            for field, messages in exc.errors.items():
+                for message in messages:
+                    form.add_error(field if field in form.fields else None, message)
+        else:
+            return redirect("calibration", pk=job.pk)
+    index = form.cleaned_data.get("candidate") or 0
+    context = _recommendation_context(request, rec, index, form=form)
+    return render(request, "advisor/recommendation.html", context, status=400)
 
 
-@require_http_methods(["GET"])
+@require_GET
 @login_required
 def calibration(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(
-        _own(CalibrationJob.objects.select_related("device", "recommendation"), request), pk=pk
-    )
-    context = {"job": job, "measurements": job.measurements.all()}
-    if request.htmx:
+    job = queries.calibration_for(request.user, pk)
+    if job is None:
+        raise Http404("no such calibration")
+    context = {"job": job, "v": job_view(job)}
+    if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "advisor/calibration.html#status", context)
+        # 286 tells htmx to stop polling: the job will not change any more.
         return HttpResponseStopPolling(response.content) if job.finished else response
     return render(request, "advisor/calibration.html", context)
+
+
+@require_POST
+@login_required
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = queries.calibration_for(request.user, pk)
+    if job is None:
+        raise Http404("no such calibration")
+    message = ""
+    try:
+        job = services.cancel_calibration(job=job)
+    except services.JobFinished as exc:
+        message = str(exc)
+    if not request.htmx:
+        return redirect("calibration", pk=job.pk)
+    job = queries.calibration_for(request.user, pk) or job
+    context = {"job": job, "v": job_view(job), "message": message}
+    response = render(request, "advisor/calibration.html#status", context)
+    return HttpResponseStopPolling(response.content) if job.status in CalibrationJob.FINISHED else response
+
+
+@require_GET
+@login_required
+def rules(request: HttpRequest) -> HttpResponse:
+    return render(request, "advisor/rules.html", {"rules": engine.rules()})

@@ -1,0 +1,105 @@
+"""Starting points for the wizard: example tasks, and hardware taken from the devices live workers report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.models import Device
+
+# Each example fills the task and data steps; the hardware step keeps what the user (or a worker) gave.
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "mnist": {
+        "label": "MNIST-like digits",
+        "spec": {
+            "task": "vision",
+            "goal": "classify",
+            "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
+            "target": {"accuracy": 0.98},
+        },
+    },
+    "cifar": {
+        "label": "CIFAR-like small photos",
+        "spec": {
+            "task": "vision",
+            "goal": "classify",
+            "data": {"examples": 50000, "input_shape": [3, 32, 32], "outputs": 10},
+            "target": {"accuracy": 0.9},
+        },
+    },
+    "imagenet": {
+        "label": "ImageNet-like photos",
+        "spec": {
+            "task": "vision",
+            "goal": "classify",
+            "data": {"examples": 1281167, "input_shape": [3, 224, 224], "outputs": 1000},
+            "target": {"accuracy": 0.75},
+        },
+    },
+    "speech": {
+        "label": "Speech frames",
+        "spec": {
+            "task": "sequence",
+            "goal": "classify",
+            "data": {"examples": 100000, "input_shape": [100, 40], "outputs": 40},
+            "target": {"accuracy": 0.8},
+        },
+    },
+    "text": {
+        "label": "Text generation",
+        "spec": {
+            "task": "generation",
+            "generation": "sequence",
+            "data": {"examples": 200000, "input_shape": [64], "vocab_size": 10000},
+            "target": {},
+        },
+    },
+    "tabular": {
+        "label": "Customer table",
+        "spec": {
+            "task": "tabular",
+            "goal": "classify",
+            "data": {"examples": 20000, "input_shape": [32], "outputs": 4},
+            "target": {"accuracy": 0.9},
+        },
+    },
+}
+DEFAULT_EXAMPLE = "mnist"
+FALLBACK_HARDWARE: dict[str, Any] = {"cpu_cores": 4, "ram_gb": 16, "link": "pcie3", "storage": "ssd"}
+
+
+def hardware_from_device(device: Device) -> dict[str, Any]:
+    """The TaskSpec hardware section a worker's device implies: its host's CPU, and the GPU if it is one."""
+    host_cpu = device if device.kind == "cpu" else Device.objects.filter(host=device.host, kind="cpu").first()
+    hardware: dict[str, Any] = dict(FALLBACK_HARDWARE)
+    if host_cpu is not None:
+        hardware["cpu_cores"] = host_cpu.cores or hardware["cpu_cores"]
+        hardware["cpu_threads"] = host_cpu.threads or None
+        if host_cpu.memory_bytes:
+            hardware["ram_gb"] = round(host_cpu.memory_bytes / 1e9, 1)
+    if device.kind == "cuda":
+        hardware["gpu"] = _catalog_gpu(device.name)
+        if device.memory_bytes:
+            hardware["gpu_memory_gb"] = round(device.memory_bytes / 1e9, 1) if hardware["gpu"] else None
+    return hardware
+
+
+def _catalog_gpu(name: str) -> str | None:
+    """The catalog id whose name best matches a CUDA device name ('NVIDIA H100 80GB HBM3' -> h100-...)."""
+    from advisor import engine
+
+    words = set(name.lower().replace("-", " ").split())
+    best, score = None, 0
+    for gpu in engine.gpu_catalog():
+        shared = len(
+            words & set(gpu["name"].lower().replace("-", " ").split()) - {"nvidia", "geforce", "tesla"}
+        )
+        if shared > score:
+            best, score = gpu["id"], shared
+    return best
+
+
+def default_spec(devices: list[Device], example: str = DEFAULT_EXAMPLE) -> dict[str, Any]:
+    chosen = EXAMPLES.get(example, EXAMPLES[DEFAULT_EXAMPLE])["spec"]
+    cpu = next((d for d in devices if d.kind == "cpu"), None)
+    hardware = hardware_from_device(cpu) if cpu is not None else dict(FALLBACK_HARDWARE)
+    return {**chosen, "hardware": hardware}

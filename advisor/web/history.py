@@ -1,0 +1,149 @@
+"""History (newest first, paginated), compare side by side, and the account's API token page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from advisor import accounts, queries, services
+from advisor.models import CalibrationJob, Recommendation
+from advisor.web.present import candidate_view, nbytes, si
+
+
+@require_GET
+@login_required
+def history(request: HttpRequest) -> HttpResponse:
+    page = queries.recommendation_history(request.user, request.GET.get("page"))
+    context = {"page": page, "tab": "recommendations"}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "advisor/history.html#list", context)
+    return render(request, "advisor/history.html", context)
+
+
+@require_GET
+@login_required
+def calibration_history(request: HttpRequest) -> HttpResponse:
+    page = queries.calibration_history(request.user, request.GET.get("page"))
+    context = {"page": page, "tab": "calibrations"}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "advisor/history.html#list", context)
+    return render(request, "advisor/history.html", context)
+
+
+@require_GET
+@login_required
+def compare(request: HttpRequest) -> HttpResponse:
+    kind = "devices" if request.GET.get("kind") == "devices" else "candidates"
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    columns: list[dict[str, Any]] = []
+    missing = False
+    if a and b:
+        columns = [c for c in (_column(request.user, kind, ref) for ref in (a, b)) if c is not None]
+        missing = len(columns) < 2
+    context = {
+        "kind": kind,
+        "a": a,
+        "b": b,
+        "choices": queries.compare_choices(request.user)[kind],
+        "columns": columns,
+        "rows": _rows(columns),
+        "missing": missing,
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "advisor/compare.html#table", context)
+    return render(request, "advisor/compare.html", context)
+
+
+def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
+    if kind == "candidates":
+        found = queries.candidate_ref(user, ref)
+        if found is None:
+            return None
+        rec, index = found
+        return _candidate_column(rec, index)
+    job = queries.calibration_for(user, int(ref)) if ref.isdigit() else None
+    return _device_column(job) if job is not None else None
+
+
+def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
+    payload = services.recommendation_payload(rec)
+    cand = payload["candidates"][index]
+    view = candidate_view(index, cand, rec.result["candidates"][index].get("estimate"))
+    est = view["estimate"]
+    return {
+        "title": f"#{rec.pk} candidate {index + 1}: {view['title']}",
+        "url": reverse("recommendation", args=[rec.pk]) + f"?c={index}",
+        "values": {
+            "Task": rec.spec.get("task"),
+            "Family": f"{cand['family']} ({cand['depth']})",
+            "Published network": cand.get("published") or "—",
+            "Hidden sizes": ", ".join(map(str, cand.get("hidden_sizes", []))),
+            "Parameters": view["parameters"],
+            "FLOPs per example": view["flops"],
+            "Training memory": view["memory_total"],
+            "Batch size": cand["training"]["batch_size"],
+            "Epochs": cand["training"]["epochs"],
+            "Time per batch": (est["per_batch"], est["basis"]),
+            "Time to train": (est["to_train"], est["basis"]),
+        },
+    }
+
+
+def _device_column(job: CalibrationJob) -> dict[str, Any]:
+    from advisor.web.jobs import job_view
+
+    v = job_view(job)
+    ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"]]
+    best = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"]) if ok else None
+    device = job.device
+    measured = v["measured"]
+    return {
+        "title": f"Calibration #{job.pk} on {device.name}",
+        "url": reverse("calibration", args=[job.pk]),
+        "values": {
+            "Device": f"{device.name} ({device.id})",
+            "Kind": device.get_kind_display(),
+            "Cores / threads": f"{device.cores or '—'} / {device.threads or '—'}",
+            "Memory": nbytes(device.memory_bytes),
+            "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family']}",
+            "Status": job.status,
+            "Fastest set-up": f"batch {best['batch_size']}, {best['threads_text']} threads" if best else "—",
+            "Time per batch": (best["per_batch"], "measured") if best else "—",
+            "Examples per second": si(best["examples_per_second"]) if best else "—",
+            "Time to train": (measured["to_train"], "measured") if measured else "—",
+        },
+    }
+
+
+def _rows(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if len(columns) < 2:
+        return []
+    rows = []
+    for label in columns[0]["values"]:
+        cells = []
+        for col in columns:
+            value = col["values"].get(label, "—")
+            text, basis = value if isinstance(value, tuple) else (value, "")
+            cells.append({"text": text, "basis": basis})
+        rows.append({"label": label, "cells": cells, "differs": cells[0]["text"] != cells[1]["text"]})
+    return rows
+
+
+@require_GET
+@login_required
+def token(request: HttpRequest) -> HttpResponse:
+    api_token = accounts.api_token(request.user)
+    base = request.build_absolute_uri("/")[:-1]
+    return render(request, "advisor/token.html", {"token": api_token.key, "base": base})
+
+
+@require_POST
+@login_required
+def regenerate_token(request: HttpRequest) -> HttpResponse:
+    accounts.regenerate_api_token(request.user)
+    return redirect("token")

@@ -1,0 +1,80 @@
+"""Presentation of a calibration job: progress and ETA, measured rows, plots, failures, updated estimate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from advisor.models import CalibrationJob
+from advisor.web.figures import calibration_plots
+from advisor.web.present import duration, estimate_view, nbytes, si
+
+
+def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
+    rows = []
+    for m in job.measurements.all():
+        result = m.result or {}
+        rows.append(
+            {
+                "batch_size": m.batch_size,
+                "threads": m.threads or 0,
+                "threads_text": str(m.threads) if m.threads else "—",
+                "allocator": m.allocator,
+                "status": m.status,
+                "seconds_per_batch": m.seconds_per_batch,
+                "per_batch": duration(m.seconds_per_batch),
+                "iqr": duration(result.get("iqr")),
+                "iterations": result.get("iterations"),
+                "examples_per_second": result.get("examples_per_second"),
+                "throughput": si(result.get("examples_per_second")),
+                "peak_memory": nbytes(result.get("peak_memory_bytes")),
+                "achieved": si(result.get("achieved_flops"), "FLOP/s"),
+                "noisy": bool(result.get("noisy")),
+                "message": result.get("message", ""),
+            }
+        )
+    return rows
+
+
+def eta(job: CalibrationJob) -> dict[str, Any]:
+    """Elapsed and remaining time: from the progress so far, never beyond the job's own time limit."""
+    if job.status == CalibrationJob.QUEUED:
+        return {"elapsed": None, "remaining": None, "text": f"waiting for {job.device_id} to pick it up"}
+    if job.started_at is None:
+        return {"elapsed": None, "remaining": None, "text": ""}
+    end = job.finished_at or timezone.now()
+    elapsed = (end - job.started_at).total_seconds()
+    if job.finished:
+        return {"elapsed": elapsed, "remaining": 0.0, "text": f"took {duration(elapsed)}"}
+    limit_left = max(0.0, job.time_limit_seconds - elapsed)
+    if job.progress > 0:
+        remaining = min(elapsed * (1 - job.progress) / job.progress, limit_left)
+        text = f"about {duration(remaining)} left ({duration(elapsed)} so far)"
+    else:
+        remaining = limit_left
+        text = f"at most {duration(limit_left)} left (time limit); {duration(elapsed)} so far"
+    return {"elapsed": elapsed, "remaining": remaining, "text": text}
+
+
+def job_view(job: CalibrationJob) -> dict[str, Any]:
+    rows = measurement_rows(job)
+    candidates = job.recommendation.result.get("candidates", [])
+    candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
+    summary = job.summary or {}
+    failures = [r for r in rows if r["status"] != "ok"]
+    return {
+        "rows": rows,
+        "plots": calibration_plots(rows),
+        "eta": eta(job),
+        "percent": round(100 * job.progress),
+        "candidate": candidate,
+        "family": candidate.get("family", ""),
+        "analytic": estimate_view(candidate.get("estimate", {})) if candidate else None,
+        "measured": estimate_view(job.estimate, candidate.get("estimate")) if job.estimate else None,
+        "failures": failures,
+        "reasons": summary.get("reasons", []),
+        "stop_reason": summary.get("stop_reason"),
+        "batch_text": ", ".join(map(str, job.batch_sizes)) or "recommended, doubling",
+        "threads_text": ", ".join(map(str, job.threads)) or "1 up to the cores",
+    }

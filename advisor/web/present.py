@@ -1,0 +1,262 @@
+"""Presentation of a recommendation: readable numbers, the layer diagram, the memory breakdown. No writes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from advisor.engine.layers import count
+from advisor.engine.memory import network_inputs
+
+FAMILIES = {
+    "ffn": "Feed-forward network",
+    "ae": "Auto-encoder",
+    "rbm": "Restricted Boltzmann machine",
+    "dbn": "Deep belief network",
+    "cnn": "Convolutional network",
+    "dn": "Deconvolutional network",
+    "rnn": "Recurrent network",
+    "lstm": "LSTM network",
+    "gan": "Generative adversarial network",
+    "vae": "Variational auto-encoder",
+}
+# Layers without weights that only transform values: drawn as a note on the layer before them.
+ELEMENTWISE = {
+    "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+    "Dropout", "Dropout1d", "Dropout2d", "Identity",
+}  # fmt: skip
+STYLE = {
+    "Linear": "dense", "RBM": "dense", "Embedding": "dense", "Bilinear": "dense",
+    "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
+    "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
+    "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
+}  # fmt: skip
+TIMES = "\u00d7"  # the multiplication sign of shapes: 3x224x224
+MAX_ROWS = 80
+ROW_H = 26
+WIDTH = 720
+BAR_CENTRE = 470
+BAR_MAX = 280
+
+
+def si(value: float | None, unit: str = "") -> str:
+    """1093930 -> '1.09 M'; keeps three significant digits."""
+    if value is None:
+        return "—"
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}".rstrip()
+    return f"{value:.3g} {unit}".rstrip()
+
+
+def nbytes(value: float | None) -> str:
+    if value is None:
+        return "—"
+    for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 86400:.3g} days"
+
+
+def shape_text(shape: Any) -> str:
+    return TIMES.join(str(v) for v in shape) if shape else "—"
+
+
+def _detail(layer: dict[str, Any]) -> str:
+    kind, a = layer["kind"], layer.get("args", {})
+    size = a.get("kernel_size")
+    ksize = f"{size}{TIMES}{size}" if isinstance(size, int) else shape_text(size) if size else ""
+    if kind == "Linear":
+        return f"{a.get('in_features')} → {a.get('out_features')}"
+    if kind in ("Conv1d", "Conv2d", "ConvTranspose2d"):
+        stride = a.get("stride", 1)
+        return f"{ksize}, {a.get('in_channels')} → {a.get('out_channels')} ch" + (
+            f", stride {stride}" if stride not in (1, [1, 1], (1, 1)) else ""
+        )
+    if kind in ("LSTM", "RNN", "GRU"):
+        layers = a.get("num_layers", 1)
+        return f"{a.get('input_size')} → {a.get('hidden_size')}" + (
+            f" {TIMES} {layers} layers" if layers != 1 else ""
+        )
+    if kind == "Embedding":
+        return f"{a.get('num_embeddings')} tokens → {a.get('embedding_dim')}"
+    if kind == "RBM":
+        return f"{a.get('visible')} visible ↔ {a.get('hidden')} hidden"
+    if "Pool" in kind and ksize:
+        return ksize
+    if kind == "Reshape":
+        return shape_text(a.get("shape"))
+    return ""
+
+
+def network_rows(layers: list[dict[str, Any]], input_shape: Any) -> list[dict[str, Any]]:
+    """One row per layer with weights or a shape change, with its output shape, parameters and FLOPs."""
+    shape: tuple[int, ...] | None = tuple(input_shape) if input_shape else None
+    rows: list[dict[str, Any]] = [
+        {
+            "kind": "input",
+            "detail": "",
+            "shape": shape,
+            "parameters": 0,
+            "flops": 0,
+            "then": [],
+            "style": "io",
+        }
+    ]
+    for layer in layers:
+        try:
+            counts = count([layer], shape) if shape is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            counts = None
+        shape = counts.shape if counts else None
+        if layer["kind"] in ELEMENTWISE:
+            rows[-1]["then"].append(layer["kind"])
+            continue
+        rows.append(
+            {
+                "kind": layer["kind"],
+                "detail": _detail(layer),
+                "shape": shape,
+                "parameters": counts.parameters if counts else None,
+                "flops": counts.flops if counts else None,
+                "then": [],
+                "style": STYLE.get(layer["kind"], "other"),
+            }
+        )
+    return rows
+
+
+def diagram(name: str, layers: list[dict[str, Any]], input_shape: Any) -> dict[str, Any]:
+    """SVG geometry of one network: a bar per row, its width growing with log(output size)."""
+    rows = network_rows(layers, input_shape)
+    hidden = max(0, len(rows) - MAX_ROWS)
+    rows = rows[:MAX_ROWS]
+    sizes = [math.prod(r["shape"]) if r["shape"] else 1 for r in rows]
+    top = max(math.log10(max(sizes) + 1), 1.0)
+    for i, (row, size) in enumerate(zip(rows, sizes, strict=True)):
+        width = 24 + (BAR_MAX - 24) * math.log10(size + 1) / top
+        row.update(
+            y=i * ROW_H + 4,
+            text_y=i * ROW_H + 19,
+            x=BAR_CENTRE - width / 2,
+            width=round(width, 1),
+            shape_text=shape_text(row["shape"]),
+            label=(row["kind"] + (f" {row['detail']}" if row["detail"] else "")),
+            note=" + ".join(row["then"]),
+            params_text=si(row["parameters"]) if row["parameters"] else "",
+        )
+    summary = ", ".join(f"{r['label']} to {r['shape_text']}" for r in rows[1:])
+    return {
+        "name": name,
+        "rows": rows,
+        "hidden": hidden,
+        "width": WIDTH,
+        "height": len(rows) * ROW_H + 8,
+        "description": f"{name}: input {shape_text(input_shape)}; {summary}",
+    }
+
+
+def diagrams(candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    try:
+        inputs = network_inputs(candidate)
+    except (KeyError, TypeError, IndexError):
+        inputs = {}
+    return [diagram(name, layers, inputs.get(name)) for name, layers in candidate.get("networks", {}).items()]
+
+
+def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
+    total = memory.get("total") or 1
+    rows, x = [], 0.0
+    for key, label in (
+        ("weights", "Weights"),
+        ("gradients", "Gradients"),
+        ("optimizer", "Optimiser state"),
+        ("activations", "Activations (one mini-batch)"),
+    ):
+        value = memory.get(key, 0)
+        share = value / total
+        rows.append(
+            {"key": key, "label": label, "bytes": nbytes(value), "share": share, "x": x, "w": share * 100}
+        )
+        x += share * 100
+    return rows
+
+
+def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Times with their basis; when measured, how far the analytic estimate was."""
+    view = {
+        "basis": estimate.get("basis", "analytic"),
+        "per_batch": duration(estimate.get("seconds_per_batch")),
+        "per_epoch": duration(estimate.get("seconds_per_epoch")),
+        "to_train": duration(estimate.get("seconds_to_train")),
+        "batch_size": estimate.get("batch_size"),
+        "calibration": estimate.get("calibration"),
+        "measured_at": estimate.get("measured_at"),
+        "analytic_to_train": None,
+        "ratio": None,
+    }
+    if view["basis"] == "measured" and analytic and analytic.get("seconds_to_train"):
+        view["analytic_to_train"] = duration(analytic["seconds_to_train"])
+        measured = estimate.get("seconds_to_train") or 0
+        view["ratio"] = measured / analytic["seconds_to_train"]
+    return view
+
+
+def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "c": candidate,
+        "title": FAMILIES.get(candidate["family"], candidate["family"]),
+        "parameters": si(candidate.get("parameters")),
+        "flops": si(candidate.get("flops_per_example"), "FLOP"),
+        "memory_total": nbytes(candidate.get("memory_bytes", {}).get("total")),
+        "estimate": estimate_view(candidate.get("estimate", {}), analytic),
+    }
+
+
+def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The payload (measured estimates merged) beside the stored analytic answer."""
+    originals = result.get("candidates", [])
+    candidates = [
+        candidate_view(i, c, originals[i].get("estimate") if i < len(originals) else None)
+        for i, c in enumerate(payload.get("candidates", []))
+    ]
+    flow = payload.get("dataflow", {})
+    return {
+        "candidates": candidates,
+        "plan": payload.get("hardware_plan", {}),
+        "flow": flow,
+        "flow_rows": [
+            ("Dataset size", nbytes(flow.get("dataset_bytes"))),
+            ("Fits in RAM", _yes(flow.get("fits_in_ram"))),
+            ("Fits in GPU memory", _yes(flow.get("fits_in_gpu"))),
+            ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch"))),
+            ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch"))),
+            ("Effective compute fraction", _percent(flow.get("effective_compute_fraction"))),
+        ],
+        "reasons": payload.get("reasons", []),
+    }
+
+
+def _yes(value: Any) -> str:
+    return "—" if value is None else ("yes" if value else "no")
+
+
+def _percent(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f} %"

@@ -1,0 +1,152 @@
+"""The wizard: task, data, hardware, targets. Plain forms without JavaScript; with htmx each step swaps in
+place, every field is checked against the engine as the user types, and the first candidate is previewed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from advisor import engine, queries, services
+from advisor.models import Device
+from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
+from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
+from advisor.web.present import candidate_view, diagrams
+
+TEMPLATE = "advisor/wizard.html"
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def wizard(request: HttpRequest) -> HttpResponse:
+    devices = queries.online_devices()
+    if request.method == "GET":
+        example = request.GET.get("example", DEFAULT_EXAMPLE)
+        spec = default_spec(devices, example)
+        form = SpecForm(initial=initial_from_spec(spec))
+        step = request.GET.get("step", "task")
+        return _render(request, form, step if step in STEP_NAMES else "task", {}, devices, spec)
+
+    data = request.POST.copy()
+    current = data.get("step") if data.get("step") in STEP_NAMES else "task"
+    go = data.get("go", "")
+    if data.get("example") in EXAMPLES:
+        # An example replaces the task and data steps and keeps the hardware the user set.
+        chosen = initial_from_spec({**EXAMPLES[data["example"]]["spec"], "hardware": {}})
+        for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
+            data[name] = str(chosen.get(name, ""))
+        go = "task"
+    device = Device.objects.filter(pk=data.get("use_device", "")).first()
+    if device is not None:
+        for name in STEPS[2][2]:
+            data[name] = ""
+        for name, value in initial_from_spec({"hardware": hardware_from_device(device)}).items():
+            data[name] = str(value)
+        go = "hardware"
+
+    form = SpecForm(data)
+    errors = form.spec_errors()
+    status = 200
+    if go == "recommend":
+        if not errors:
+            rec = services.advise(owner=request.user, spec=form.to_spec())
+            url = reverse("recommendation", args=[rec.pk])
+            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+        step, status = _first_step_with_errors(errors), 400
+    elif go in STEP_NAMES:
+        forward = STEP_NAMES.index(go) > STEP_NAMES.index(current)
+        step = current if forward and _step_errors(errors, current) else go
+    else:
+        step = current
+    return _render(request, form, step, errors, devices, None, status=status)
+
+
+@require_POST
+@login_required
+def wizard_check(request: HttpRequest) -> HttpResponse:
+    """htmx: the engine's errors for the fields of the shown step (out of band) and the live preview."""
+    form = SpecForm(request.POST)
+    errors = form.spec_errors()
+    step = request.POST.get("step") if request.POST.get("step") in STEP_NAMES else "task"
+    context = _context(form, step, errors, queries.online_devices(), None)
+    return render(request, f"{TEMPLATE}#check", context)
+
+
+def _step_errors(errors: dict[str, list[str]], step: str) -> bool:
+    fields = dict((name, f) for name, _, f in STEPS)[step]
+    return any(name in errors for name in fields)
+
+
+def _first_step_with_errors(errors: dict[str, list[str]]) -> str:
+    steps = [step_of(name) for name in errors if name != "__all__"]
+    return min(steps, key=STEP_NAMES.index) if steps else "task"
+
+
+def _render(
+    request: HttpRequest,
+    form: SpecForm,
+    step: str,
+    errors: dict[str, list[str]],
+    devices: list[Device],
+    spec: dict[str, Any] | None,
+    status: int = 200,
+) -> HttpResponse:
+    context = _context(form, step, errors, devices, spec)
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, f"{TEMPLATE}#wizard", context, status=status)
+    context["recent"] = queries.recent_recommendations(request.user)
+    return render(request, TEMPLATE, context, status=status)
+
+
+def _context(
+    form: SpecForm,
+    step: str,
+    errors: dict[str, list[str]],
+    devices: list[Device],
+    spec: dict[str, Any] | None,
+) -> dict[str, Any]:
+    shown = dict((name, f) for name, _, f in STEPS)[step]
+    index = STEP_NAMES.index(step)
+    for name in errors:
+        if name in form.fields:
+            form.fields[name].widget.attrs["aria-invalid"] = "true"
+    if spec is None and not errors:
+        spec = form.to_spec()
+    return {
+        "form": form,
+        "step": step,
+        "step_label": STEPS[index][1],
+        "step_number": index + 1,
+        "steps": [
+            {"name": n, "label": label, "current": n == step, "errors": any(f in errors for f in fields)}
+            for n, label, fields in STEPS
+        ],
+        "previous": STEP_NAMES[index - 1] if index else None,
+        "next": STEP_NAMES[index + 1] if index + 1 < len(STEP_NAMES) else None,
+        "visible": [(form[name], errors.get(name, [])) for name in shown],
+        "hidden": [form[name] for name in form.fields if name not in shown],
+        "general_errors": errors.get("__all__", []),
+        "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
+        "devices": devices,
+        "preview": _preview(spec) if spec is not None else None,
+        "preview_blocked": bool(errors),
+    }
+
+
+def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The engine's first candidate for the spec so far; None while the spec is not yet valid."""
+    try:
+        result = engine.recommend(spec)
+    except engine.SpecError:
+        return None
+    first = result["candidates"][0]
+    view = candidate_view(0, first, first.get("estimate"))
+    view["diagrams"] = diagrams(first)
+    view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
+    view["plan"] = result.get("hardware_plan", {})
+    return view

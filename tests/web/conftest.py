@@ -1,0 +1,105 @@
+"""Fixtures for the pages: a logged-in client, a recommendation, an online device, a finished job."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from advisor import services
+from advisor.models import CalibrationJob, Device, Measurement
+
+# Playwright's sync API runs an event loop in this thread; Django's async-safety check would refuse the ORM.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+VISION_SPEC: dict[str, Any] = {
+    "task": "vision",
+    "goal": "classify",
+    "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
+    "hardware": {"cpu_cores": 2, "ram_gb": 8},
+    "target": {"accuracy": 0.98},
+}
+
+
+@pytest.fixture
+def client_for(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def rec(user: Any, tabular_spec: dict[str, Any]) -> Any:
+    return services.advise(owner=user, spec=tabular_spec)
+
+
+@pytest.fixture
+def device(db: None) -> Device:
+    return Device.objects.create(
+        id="webtest-cpu0",
+        host="webtest",
+        kind="cpu",
+        name="Test CPU",
+        cores=2,
+        threads=2,
+        memory_bytes=8 * 2**30,
+        queue="calibrate.webtest-cpu0",
+        last_seen=timezone.now(),
+    )
+
+
+def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCEEDED) -> CalibrationJob:
+    """A job as the worker leaves it: measurements saved, then the measured estimate (written directly: the
+    web pages only read these rows)."""
+    from advisor import engine
+
+    job = CalibrationJob.objects.create(
+        owner=rec.owner,
+        recommendation=rec,
+        candidate=0,
+        device=device,
+        batch_sizes=[32, 64],
+        threads=[1, 2],
+        time_limit_seconds=60,
+        status=CalibrationJob.RUNNING,
+        started_at=timezone.now(),
+        progress=0.5,
+        step="batch 64, 1 thread",
+    )
+    for batch, threads, seconds in ((32, 1, 0.004), (32, 2, 0.003), (64, 1, 0.007), (64, 2, 0.005)):
+        Measurement.objects.create(
+            job=job,
+            batch_size=batch,
+            threads=threads,
+            seconds_per_batch=seconds,
+            result={
+                "seconds_per_batch": seconds,
+                "iqr": seconds / 20,
+                "iterations": 50,
+                "examples_per_second": batch / seconds,
+                "peak_memory_bytes": 10_000_000,
+                "achieved_flops": 1e9,
+                "device": "cpu",
+                "threads": threads,
+            },
+        )
+    Measurement.objects.create(
+        job=job, batch_size=4096, threads=2, status="oom", result={"status": "oom", "message": "does not fit"}
+    )
+    if status != CalibrationJob.RUNNING:
+        estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.005, batch_size=64)
+        CalibrationJob.objects.filter(pk=job.pk).update(
+            status=status,
+            progress=1.0,
+            step="done",
+            finished_at=timezone.now(),
+            estimate={**estimate, "measured_at": {"batch_size": 64, "threads": 2, "device": device.id}}
+            if status == CalibrationJob.SUCCEEDED
+            else None,
+            error="" if status == CalibrationJob.SUCCEEDED else "calibration process died with signal 9",
+        )
+    job.refresh_from_db()
+    return job

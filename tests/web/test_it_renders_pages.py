@@ -1,0 +1,219 @@
+"""The pages through Django's test client: wizard as plain forms, results, history, compare, accounts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from advisor.models import CalibrationJob, Recommendation
+from tests.web.conftest import finished_job
+
+pytestmark = pytest.mark.django_db
+
+
+def _wizard_post(client: Client, data: dict[str, Any], **extra: Any) -> Any:
+    page = client.get("/")
+    form = page.context["form"]
+    values = {name: form[name].value() for name in form.fields}
+    values = {k: ("" if v is None else v) for k, v in values.items()}
+    return client.post("/", {**values, **data}, **extra)
+
+
+def test_it_asks_anonymous_users_to_log_in() -> None:
+    response = Client().get("/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_it_logs_in_and_out(user: Any) -> None:
+    client = Client()
+    response = client.post("/accounts/login/", {"username": "ada", "password": "correct-horse-battery"})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200
+    assert client.post("/accounts/logout/").status_code == 302
+    assert client.get("/").status_code == 302
+
+
+def test_it_shows_the_first_step_with_examples_and_a_preview(client_for: Client) -> None:
+    page = client_for.get("/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "MNIST-like digits" in html and "ImageNet-like photos" in html and "Text generation" in html
+    assert page.context["step"] == "task"
+    assert page.context["preview"] is not None  # the default example is a valid spec
+
+
+@pytest.mark.parametrize(
+    ("example", "task", "shape"),
+    [("mnist", "vision", "1, 28, 28"), ("speech", "sequence", "100, 40"), ("text", "generation", "64")],
+)
+def test_it_fills_the_task_from_an_example(client_for: Client, example: str, task: str, shape: str) -> None:
+    response = _wizard_post(client_for, {"example": example, "step": "task"})
+    form = response.context["form"]
+    assert response.status_code == 200
+    assert form["task"].value() == task and form["input_shape"].value() == shape
+
+
+def test_it_walks_the_steps_without_javascript(client_for: Client) -> None:
+    response = _wizard_post(client_for, {"step": "task", "go": "data"})
+    assert response.context["step"] == "data"
+    response = _wizard_post(client_for, {"step": "data", "go": "hardware"})
+    assert response.context["step"] == "hardware"
+    response = _wizard_post(client_for, {"step": "hardware", "go": "task"})
+    assert response.context["step"] == "task"
+
+
+def test_it_keeps_the_user_on_a_step_whose_fields_the_engine_rejects(client_for: Client) -> None:
+    response = _wizard_post(
+        client_for, {"task": "vision", "input_shape": "28, 28", "step": "data", "go": "hardware"}
+    )
+    assert response.context["step"] == "data"
+    html = response.content.decode()
+    assert "vision needs [channels, height, width]" in html  # the engine's own message, on its field
+    assert 'id="err-input_shape"' in html and 'aria-invalid="true"' in html
+
+
+def test_it_reports_text_that_is_not_a_shape_on_the_field(client_for: Client) -> None:
+    response = _wizard_post(client_for, {"input_shape": "twenty", "step": "data", "go": "hardware"})
+    assert response.context["step"] == "data"
+    errors = dict(response.context["visible"][1:2])  # (field, errors) of input_shape
+    assert any("separated by commas" in m for m in next(iter(errors.values())))
+
+
+def test_it_sends_the_user_to_the_first_step_with_errors_on_submit(client_for: Client) -> None:
+    response = _wizard_post(client_for, {"ram_gb": "-1", "step": "target", "go": "recommend"})
+    assert response.status_code == 400
+    assert response.context["step"] == "hardware"
+    assert "must be above 0" in response.content.decode()
+    assert not Recommendation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "family_in"),
+    [
+        ({"example": ""}, None),
+        ({"task": "tabular", "input_shape": "16", "outputs": "3", "examples": "2000"}, None),
+    ],
+)
+def test_it_stores_the_recommendation_and_shows_it(
+    client_for: Client, user: Any, data: dict[str, str], family_in: Any
+) -> None:
+    response = _wizard_post(client_for, {**data, "step": "target", "go": "recommend"})
+    assert response.status_code == 302
+    rec = Recommendation.objects.get(owner=user)
+    assert response["Location"] == f"/recommendations/{rec.pk}/"
+    page = client_for.get(response["Location"])
+    html = page.content.decode()
+    assert page.status_code == 200
+    first = rec.result["candidates"][0]
+    for reason in first["reasons"]:
+        assert f'href="/rules/#rule-{reason["rule"]}"' in html
+    assert "estimated" in html and "<svg" in html
+
+
+def test_it_shows_every_candidate_on_request(client_for: Client, rec: Any) -> None:
+    n = len(rec.result["candidates"])
+    for i in range(n):
+        page = client_for.get(f"/recommendations/{rec.pk}/?c={i}")
+        assert page.status_code == 200 and page.context["chosen"]["index"] == i
+
+
+def test_it_hides_other_users_rows_and_shows_staff_all(
+    client_for: Client, rec: Any, other_user: Any, device: Any
+) -> None:
+    job = finished_job(rec, device)
+    stranger = Client()
+    stranger.force_login(other_user)
+    assert stranger.get(f"/recommendations/{rec.pk}/").status_code == 404
+    assert stranger.get(f"/calibrations/{job.pk}/").status_code == 404
+    assert stranger.post(f"/calibrations/{job.pk}/cancel/").status_code == 404
+    assert f"#{rec.pk}" not in stranger.get("/history/").content.decode()
+    other_user.is_staff = True
+    other_user.save()
+    assert stranger.get(f"/recommendations/{rec.pk}/").status_code == 200
+    assert f'href="/recommendations/{rec.pk}/"' in stranger.get("/history/").content.decode()
+
+
+def test_it_queues_a_calibration_from_the_form(client_for: Client, rec: Any, device: Any) -> None:
+    data = {"candidate": 0, "device": device.id, "batch_sizes": "32", "threads": "1", "key": "k1"}
+    response = client_for.post(f"/recommendations/{rec.pk}/calibrate/", data)
+    job = CalibrationJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/calibrations/{job.pk}/"
+    assert job.batch_sizes == [32] and job.threads == [1] and job.device_id == device.id
+    again = client_for.post(f"/recommendations/{rec.pk}/calibrate/", data)  # a double click
+    assert again["Location"] == response["Location"] and CalibrationJob.objects.count() == 1
+
+
+def test_it_shows_the_services_refusal_on_the_calibrate_form(
+    client_for: Client, rec: Any, device: Any
+) -> None:
+    data = {"candidate": 0, "device": device.id, "batch_sizes": "32", "threads": "64"}
+    response = client_for.post(f"/recommendations/{rec.pk}/calibrate/", data)
+    assert response.status_code == 400
+    assert "each thread count must be an integer from 1 to 2" in response.content.decode()
+    assert not CalibrationJob.objects.exists()
+
+
+def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, rec: Any, device: Any) -> None:
+    job = finished_job(rec, device)
+    html = client_for.get(f"/calibrations/{job.pk}/").content.decode()
+    assert "Time per batch vs threads" in html and "Time per batch vs batch size" in html
+    assert "Examples per second" in html and html.count("<polyline") == 2
+    assert "oom: does not fit" in html
+    assert 'class="badge measured"' in html and "hx-get" not in html.split('id="job-status"')[1][:200]
+    page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
+
+
+def test_it_shows_a_failed_job_with_its_reason(client_for: Client, rec: Any, device: Any) -> None:
+    job = finished_job(rec, device, status=CalibrationJob.FAILED)
+    html = client_for.get(f"/calibrations/{job.pk}/").content.decode()
+    assert "Failed:" in html and "signal 9" in html
+
+
+def test_it_paginates_history_newest_first(client_for: Client, user: Any, rec: Any) -> None:
+    Recommendation.objects.bulk_create(
+        Recommendation(owner=user, spec=rec.spec, result=rec.result) for _ in range(25)
+    )
+    first = client_for.get("/history/")
+    ids = [r.pk for r in first.context["page"]]
+    assert len(ids) == 20 and ids == sorted(ids, reverse=True)
+    second = client_for.get("/history/?page=2")
+    assert len(second.context["page"]) == 6 and max(r.pk for r in second.context["page"]) < min(ids)
+
+
+def test_it_compares_two_candidates_and_two_devices(client_for: Client, rec: Any, device: Any) -> None:
+    html = client_for.get(f"/compare/?kind=candidates&a={rec.pk}:0&b={rec.pk}:1").content.decode()
+    assert "Parameters" in html and f"#{rec.pk} candidate 2" in html
+    a, b = finished_job(rec, device), finished_job(rec, device)
+    html = client_for.get(f"/compare/?kind=devices&a={a.pk}&b={b.pk}").content.decode()
+    assert "Examples per second" in html and f"Calibration #{b.pk}" in html
+
+
+def test_it_shows_and_replaces_the_api_token(client_for: Client, user: Any) -> None:
+    from rest_framework.authtoken.models import Token
+
+    html = client_for.get("/account/token/").content.decode()
+    key = Token.objects.get(user=user).key
+    assert key in html and "Authorization: Token" in html
+    assert client_for.post("/account/token/regenerate/").status_code == 302
+    assert Token.objects.get(user=user).key != key
+
+
+def test_it_refuses_posts_without_a_csrf_token(user: Any, rec: Any, device: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    assert client.post("/", {"go": "recommend"}).status_code == 403
+    assert client.post(f"/recommendations/{rec.pk}/calibrate/", {"device": device.id}).status_code == 403
+    assert client.post("/account/token/regenerate/").status_code == 403
+    page = client.get("/").content.decode()
+    assert 'name="csrfmiddlewaretoken"' in page and "X-CSRFToken" in page
+
+
+def test_it_lists_every_rule_with_an_anchor(client_for: Client) -> None:
+    from advisor import engine
+
+    html = client_for.get("/rules/").content.decode()
+    for rule in engine.rules():
+        assert f'id="rule-{rule["id"]}"' in html
