@@ -1,0 +1,257 @@
+"""Every rule of knowledge/rules.md (and the project's additions) fires when its condition holds and not
+otherwise; every reason cites its rule's source; the rule catalog is complete and readable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import RULES, recommend, rules
+from tests.engine.specs import CPU, GPU, spec
+
+MNIST = spec("vision", [1, 28, 28], outputs=10)
+MNIST_GPU = spec("vision", [1, 28, 28], outputs=10, examples=60_000, hardware=GPU)
+TABULAR = spec("tabular", [20], outputs=3)
+TOKENS = spec("sequence", [32], vocab_size=1_000, outputs=4)
+SERIES = spec("sequence", [50, 12], outputs=4)
+IMAGENET = spec("vision", [3, 224, 224], outputs=1000, examples=1_281_167)
+CIFAR = spec("vision", [3, 32, 32], outputs=10, examples=50_000)
+FARM = {**GPU, "gpus_per_node": 8, "nodes": 4}
+BIG_DATA_GPU = spec("vision", [3, 256, 256], outputs=10, examples=2_000_000, hardware=GPU)
+EIGHT = {**GPU, "gpus_per_node": 8}
+HUGE_IMAGES_980 = spec("vision", [3, 1024, 1024], outputs=10, hardware={**GPU, "gpu": "gtx-980"})
+
+
+def fired(rec: dict[str, Any], where: str = "any") -> set[str]:
+    """Rule ids among the reasons: anywhere, or in one candidate ("0", "1", ...)."""
+    if where != "any":
+        return {r["rule"] for r in rec["candidates"][int(where)]["reasons"]}
+    sections = [rec["reasons"], rec["hardware_plan"]["reasons"], rec["dataflow"]["reasons"]]
+    sections += [c["reasons"] for c in rec["candidates"]]
+    return {r["rule"] for section in sections for r in section}
+
+
+# (rule, spec where it fires, spec where it does not, where to look)
+TABLE = [
+    (
+        "net.generation.random",
+        spec("generation", [3, 32, 32]),
+        spec("generation", [3, 32, 32], generation="controlled"),
+        "any",
+    ),
+    (
+        "net.generation.controlled",
+        spec("generation", [20], generation="controlled"),
+        spec("generation", [20]),
+        "any",
+    ),
+    (
+        "net.generation.sequence",
+        spec("generation", [16], vocab_size=40),
+        spec("generation", [1, 16, 16]),
+        "any",
+    ),
+    ("net.vision.cnn", MNIST, TABULAR, "any"),
+    ("net.vision.dbn", MNIST, spec("vision", [1, 28, 28], goal="compress"), "any"),
+    ("net.sequence.lstm", SERIES, TABULAR, "any"),
+    ("net.published", IMAGENET, CIFAR, "any"),
+    ("net.shallow.first", TABULAR, MNIST, "any"),
+    ("net.deep.structure", MNIST, TABULAR, "any"),
+    ("net.shallow.validate", TABULAR, SERIES, "any"),
+    ("net.pretrain.unlabelled", spec("tabular", [20], outputs=3, labelled_fraction=0.1), TABULAR, "any"),
+    ("net.tokens.embedding", TOKENS, SERIES, "any"),
+    ("size.ffn.hidden", TABULAR, MNIST, "any"),
+    ("size.ae.bottleneck", spec("tabular", [20], goal="compress"), TABULAR, "any"),
+    ("size.deep.cnn", MNIST, TABULAR, "any"),
+    ("size.deep.dn", spec("generation", [1, 28, 28]), TABULAR, "any"),
+    ("size.oversize", spec("tabular", [1000], outputs=10, examples=50), TABULAR, "any"),
+    ("size.capacity", spec("tabular", [20], outputs=3, target={"accuracy": 0.95}), TABULAR, "any"),
+    ("size.recurrent", SERIES, TABULAR, "any"),
+    ("size.exceeds.memory", spec("tabular", [1_000_000], outputs=10), TABULAR, "any"),
+    ("init.small", TABULAR, spec("tabular", [20], goal="compress"), "0|2"),  # candidate 2: the RBM
+    ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
+    (
+        "batch.start",
+        MNIST_GPU,
+        HUGE_IMAGES_980,  # there the GPU's memory, not the generic start, sets the batch
+        "0",
+    ),
+    ("cpu.threads.physical", MNIST, MNIST_GPU, "any"),
+    ("cpu.single.avoid", IMAGENET, TABULAR, "any"),
+    ("gpu.prefer", MNIST_GPU, MNIST, "any"),
+    (
+        "gpu.memory",
+        HUGE_IMAGES_980,
+        MNIST_GPU,
+        "any",
+    ),
+    ("gpu.overlap", BIG_DATA_GPU, MNIST_GPU, "any"),
+    (
+        "multigpu.gain",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=EIGHT,
+            target={"time_budget_hours": 2},
+        ),
+        MNIST_GPU,
+        "any",
+    ),
+    (
+        "multigpu.data",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=EIGHT,
+            target={"time_budget_hours": 2},
+        ),
+        spec("vision", [3, 224, 224], outputs=1000, hardware=EIGHT),
+        "any",
+    ),
+    (
+        "multigpu.model",
+        spec("tabular", [30_000], outputs=10, hardware={**EIGHT, "gpu": "gtx-980"}),
+        MNIST_GPU,
+        "any",
+    ),
+    (
+        "multigpu.budget",
+        spec("vision", [1, 28, 28], outputs=10, hardware=EIGHT, target={"time_budget_hours": 1}),
+        spec("vision", [1, 28, 28], outputs=10, hardware=GPU, target={"time_budget_hours": 1}),
+        "any",
+    ),
+    (
+        "sync.sync",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=EIGHT,
+            target={"time_budget_hours": 2},
+        ),
+        MNIST_GPU,
+        "any",
+    ),
+    (
+        "sync.mixed",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=FARM,
+            target={"time_budget_hours": 2},
+        ),
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=EIGHT,
+            target={"time_budget_hours": 2},
+        ),
+        "any",
+    ),
+    ("cluster.only.large", spec("vision", [1, 28, 28], outputs=10, hardware=FARM), MNIST_GPU, "any"),
+    (
+        "gpu.direct",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=EIGHT,
+            target={"time_budget_hours": 2},
+        ),
+        MNIST_GPU,
+        "any",
+    ),
+    ("data.pcie", BIG_DATA_GPU, MNIST_GPU, "any"),
+    ("data.ram", BIG_DATA_GPU, MNIST_GPU, "any"),
+    ("data.gpu.fit", MNIST_GPU, BIG_DATA_GPU, "any"),
+    ("data.example.size", spec("vision", [1, 512, 512], outputs=2), MNIST, "any"),
+    ("cpu.allocator", IMAGENET, TABULAR, "any"),
+]
+
+
+@pytest.mark.parametrize(("rule", "when", "otherwise", "where"), TABLE, ids=[row[0] for row in TABLE])
+def test_it_fires_each_rule_exactly_when_its_condition_holds(
+    rule: str, when: dict[str, Any], otherwise: dict[str, Any], where: str
+) -> None:
+    where_fires, where_not = (where.split("|") * 2)[:2]
+    assert rule in fired(recommend(when), where_fires)
+    assert rule not in fired(recommend(otherwise), where_not)
+
+
+UNCONDITIONAL = {"train.optimizer", "train.epochs"}  # every candidate gets an optimiser and an epoch budget
+
+
+def test_it_tests_every_rule_of_the_catalog() -> None:
+    assert {row[0] for row in TABLE} | UNCONDITIONAL == {rule["id"] for rule in RULES}
+
+
+@pytest.mark.parametrize("rec", [recommend(s) for s in (MNIST, TABULAR, TOKENS, IMAGENET)], ids=str)
+def test_it_gives_every_candidate_an_optimiser_and_an_epoch_budget(rec: dict[str, Any]) -> None:
+    for candidate in rec["candidates"]:
+        assert fired(rec, str(rec["candidates"].index(candidate))) >= UNCONDITIONAL
+
+
+def test_it_cites_each_reason_with_its_rules_source() -> None:
+    by_id = {rule["id"]: rule for rule in rules()}
+    for row in TABLE:
+        rec = recommend(row[1])
+        sections = [rec["reasons"], rec["hardware_plan"]["reasons"], rec["dataflow"]["reasons"]]
+        for reason in [r for s in sections for r in s] + [r for c in rec["candidates"] for r in c["reasons"]]:
+            assert reason["source"] == by_id[reason["rule"]]["source"]
+            assert reason["text"].strip()
+
+
+def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
+    catalog = rules()
+    assert len({rule["id"] for rule in catalog}) == len(catalog)
+    for rule in catalog:
+        assert rule["text"][0].isupper() and rule["text"].endswith(".")
+        assert any(
+            name in rule["source"] for name in ("Wünsche", "Shi", "PyTorch", "Goodfellow", "Hinton", "Bengio")
+        )
+    catalog[0]["text"] = "changed"
+    assert rules()[0]["text"] != "changed"
+
+
+def test_it_orders_candidates_as_patterson_says() -> None:
+    def families(s: dict[str, Any]) -> list[str]:
+        return [c["family"] for c in recommend(s)["candidates"]]
+
+    assert families(spec("generation", [3, 32, 32]))[:2] == ["gan", "vae"]
+    assert families(spec("generation", [3, 32, 32], generation="controlled"))[:2] == ["vae", "gan"]
+    assert families(spec("generation", [16], vocab_size=40))[0] == "lstm"
+    assert families(SERIES) == ["lstm", "rnn"]
+    assert families(MNIST)[0] == "cnn"
+    assert families(spec("vision", [1, 28, 28], outputs=10, labelled_fraction=0.1))[0] == "dbn"
+    tabular = recommend(TABULAR)["candidates"]
+    assert [(c["family"], c["depth"]) for c in tabular] == [("ffn", "shallow"), ("ffn", "deep")]
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "first"), [(None, "resnet-50"), (0.5, "alexnet"), (0.65, "googlenet"), (0.75, "resnet-50")]
+)
+def test_it_proposes_the_cheapest_published_network_that_reached_the_target(
+    accuracy: float | None, first: str
+) -> None:
+    rec = recommend({**IMAGENET, "target": {"accuracy": accuracy}})
+    names = [c["published"] for c in rec["candidates"]]
+    assert names[0] == first
+    assert set(names[:3]) == {"alexnet", "googlenet", "resnet-50"} and names[3] is None
+
+
+def test_it_warns_in_cpu_threads_when_hyper_threads_are_offered() -> None:
+    rec = recommend(spec("tabular", [20], outputs=3, hardware={**CPU, "cpu_threads": 8}))
+    assert rec["hardware_plan"]["threads"] == 4
+    text = next(r["text"] for r in rec["hardware_plan"]["reasons"] if r["rule"] == "cpu.threads.physical")
+    assert "not 8" in text
