@@ -1,0 +1,135 @@
+"""Analytic estimates, estimates at other batch sizes, measured estimates, memory, and the GPU catalog."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+from advisor.engine import estimate_for, gpu_catalog, measured_estimate, memory_for, recommend
+from tests.engine.specs import CPU, GPU, spec
+
+TABLE4 = Path("/work/shared/data/shi2016_table4.csv")
+MNIST = spec("vision", [1, 28, 28], outputs=10, examples=60_000)
+
+
+def test_it_rebuilds_the_analytic_estimate_at_the_chosen_batch() -> None:
+    rec = recommend(MNIST)
+    first = rec["candidates"][0]
+    again = estimate_for(rec, 0, batch_size=first["training"]["batch_size"])
+    assert again == first["estimate"]
+
+
+def test_it_estimates_other_batch_sizes() -> None:
+    rec = recommend(MNIST)
+    small, large = (estimate_for(rec, 0, batch_size=b) for b in (8, 256))
+    assert small["batches_per_epoch"] == math.ceil(60_000 / 8) and large["batches_per_epoch"] == math.ceil(
+        60_000 / 256
+    )
+    assert small["seconds_per_batch"] < large["seconds_per_batch"]
+    assert small["seconds_per_epoch"] > large["seconds_per_epoch"]  # fixed per-step costs add up
+    assert small["basis"] == "analytic"
+
+
+def test_it_rebuilds_the_estimate_from_a_measured_seconds_per_batch() -> None:
+    rec = recommend(MNIST)
+    measured = measured_estimate(rec, 0, seconds_per_batch=0.02, batch_size=32)
+    epochs = rec["candidates"][0]["training"]["epochs"]
+    assert measured["basis"] == "measured"
+    assert measured["seconds_per_epoch"] == pytest.approx(0.02 * math.ceil(60_000 / 32))
+    assert measured["seconds_to_train"] == pytest.approx(measured["seconds_per_epoch"] * epochs)
+    assert measured["analytic"] == estimate_for(rec, 0, batch_size=32)
+    predicted = measured["analytic"]["seconds_per_batch"]
+    assert measured["error_vs_analytic"] == pytest.approx((predicted - 0.02) / 0.02)
+
+
+def test_it_adds_the_data_stall_to_a_measured_epoch() -> None:
+    rec = recommend(
+        spec(
+            "tabular",
+            [1000],
+            outputs=2,
+            examples=50_000_000,
+            hardware={**CPU, "ram_gb": 16, "storage": "hdd"},
+        )
+    )
+    io = rec["dataflow"]["io_seconds_per_epoch"]
+    fast = measured_estimate(rec, 0, seconds_per_batch=1e-6, batch_size=64)
+    assert fast["seconds_per_epoch"] == pytest.approx(io)  # the disk sets the pace
+    assert fast["data_seconds_per_epoch"] > 0
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda rec: measured_estimate(rec, 5, seconds_per_batch=0.1, batch_size=8), IndexError),
+        (lambda rec: measured_estimate(rec, 0, seconds_per_batch=0.0, batch_size=8), ValueError),
+        (lambda rec: measured_estimate(rec, 0, seconds_per_batch=0.1, batch_size=0), ValueError),
+        (lambda rec: estimate_for(rec, 0, batch_size=True), ValueError),
+        (lambda rec: memory_for(rec["candidates"][0], batch_size=0), ValueError),
+    ],
+)
+def test_it_refuses_impossible_requests(call: object, error: type[Exception]) -> None:
+    rec = recommend(MNIST)
+    with pytest.raises(error):
+        call(rec)  # type: ignore[operator]
+
+
+def test_it_counts_memory_beyond_the_weights() -> None:
+    first = recommend(MNIST)["candidates"][0]
+    memory = first["memory_bytes"]
+    assert memory["weights"] == 4 * first["parameters"]
+    assert memory["activations"] > 0 and memory["total"] > 3 * memory["weights"]
+
+
+def test_it_knows_resnet50_at_batch_32_does_not_fit_a_4gb_gtx980() -> None:
+    # S §6: Caffe, CNTK and Torch could not run ResNet-50 at a mini-batch of 32 or more on the 4 GB GTX 980
+    rec = recommend(spec("vision", [3, 224, 224], outputs=1000, hardware={**GPU, "gpu": "gtx-980"}))
+    resnet = next(c for c in rec["candidates"] if c["published"] == "resnet-50")
+    assert memory_for(resnet, batch_size=16)["total"] < 4e9 < memory_for(resnet, batch_size=32)["total"]
+
+
+def _fastest(network: str, column: str) -> float:
+    lines = [line for line in TABLE4.read_text().splitlines() if not line.startswith("#")]
+    return min(
+        float(row[column]) for row in csv.DictReader(lines) if row["network"] == network and row[column]
+    )
+
+
+@pytest.mark.skipif(not TABLE4.exists(), reason="needs the Shi et al. Table 4 data")
+@pytest.mark.parametrize("gpu", ["gtx-980", "gtx-1080", "k80-gk210"])
+@pytest.mark.parametrize(("published", "network"), [("alexnet", "AlexNet"), ("resnet-50", "ResNet-50")])
+def test_it_estimates_within_2x_of_shi_et_als_fastest_tool(gpu: str, published: str, network: str) -> None:
+    rec = recommend(spec("vision", [3, 224, 224], outputs=1000, hardware={**GPU, "gpu": gpu}))
+    index = [c["published"] for c in rec["candidates"]].index(published)
+    predicted = estimate_for(rec, index, batch_size=16)["seconds_per_batch"]
+    column = {"gtx-980": "gpu_gtx980", "gtx-1080": "gpu_gtx1080", "k80-gk210": "gpu_k80"}[gpu]
+    assert 0.5 < predicted / _fastest(network, column) < 2.0
+
+
+def test_it_catalogs_the_sources_gpus_and_todays_with_sourced_figures() -> None:
+    catalog = {g["id"]: g for g in gpu_catalog()}
+    assert {
+        "gtx-980",
+        "gtx-1080",
+        "k80-gk210",
+        "t4",
+        "v100-sxm2-32gb",
+        "a100-80gb",
+        "h100-sxm",
+        "l4",
+        "rtx-3090",
+        "rtx-4090",
+    } <= set(catalog)
+    assert (
+        catalog["gtx-980"]["memory_gb"],
+        catalog["gtx-1080"]["memory_gb"],
+        catalog["k80-gk210"]["memory_gb"],
+    ) == (4, 8, 12)
+    for gpu in catalog.values():
+        assert gpu["fp32_tflops"] > 0 and gpu["fp16_tflops"] > 0 and gpu["memory_bandwidth_gbps"] > 0
+        assert gpu["name"] and gpu["source"]
+    gpu_catalog()[0]["name"] = "changed"
+    assert gpu_catalog()[0]["name"] != "changed"
