@@ -187,7 +187,10 @@ def delivered(job: CalibrationJob, *, created: bool) -> bool:
     job.refresh_from_db()
     if job.sent_at is not None or job.status != CalibrationJob.QUEUED:
         return True
-    return False if created else publish(job)
+    if created or not publish(job):
+        return False
+    job.refresh_from_db()
+    return True
 
 
 def idempotency_conflict(
