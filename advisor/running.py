@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
@@ -45,7 +46,7 @@ def run_calibration_job(*, job_id: int) -> str:
         batch_sizes=list(job.batch_sizes),
         threads=list(job.threads),
         time_limit_s=float(job.time_limit_seconds),
-        **{k: v for k, v in job.options.items() if k in PLAN_OPTIONS},
+        **_plan_options(job),
     )
     watcher = _Watcher(job)
     try:
@@ -57,6 +58,21 @@ def run_calibration_job(*, job_id: int) -> str:
 
 
 PLAN_OPTIONS = {"min_iterations", "min_seconds", "warmup", "allocator", "max_batch_size"}
+
+
+def _plan_options(job: CalibrationJob) -> dict[str, Any]:
+    """The user's options over the defaults; a doubling sweep never goes past the data set's own size,
+    since no epoch can use a larger batch."""
+    examples = int(job.recommendation.spec.get("data", {}).get("examples") or 4096)
+    chosen = {k: v for k, v in job.options.items() if k in PLAN_OPTIONS}
+    chosen["max_batch_size"] = max(1, min(int(chosen.get("max_batch_size", 4096)), examples))
+    chosen.setdefault("min_seconds", DEFAULT_MIN_SECONDS)
+    return chosen
+
+
+# Half a second of timed steps per configuration keeps a default sweep of a small task well under 30 s; the
+# IQR flags a configuration whose samples were too few to trust.
+DEFAULT_MIN_SECONDS = 0.5
 
 
 def _torch_device(job: CalibrationJob) -> str:
@@ -128,11 +144,15 @@ def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
 
 
 def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
-    """The estimate from the fastest configuration per example that ran at the plan's own set-up."""
+    """Time to train at the set-up the user will train with: the candidate's own batch size (else the measured
+    one nearest to it), at whichever thread count and allocator ran it fastest. The fastest configuration per
+    example overall is in the job's summary; it may use a batch the training set-up did not choose."""
     ok = [m for m in job.measurements.all() if m.status == "ok" and m.seconds_per_batch]
     if not ok:
         return None
-    best = max(ok, key=lambda m: m.batch_size / m.seconds_per_batch)  # type: ignore[operator]
+    planned = int(job.recommendation.result["candidates"][job.candidate]["training"]["batch_size"])
+    nearest = min({m.batch_size for m in ok}, key=lambda b: (abs(math.log(b / planned)), b))
+    best = min((m for m in ok if m.batch_size == nearest), key=lambda m: float(m.seconds_per_batch or 0))
     estimate = engine.measured_estimate(
         job.recommendation.result,
         job.candidate,

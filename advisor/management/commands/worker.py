@@ -53,6 +53,11 @@ class Command(BaseCommand):
                 ",".join(queues),
                 "--concurrency",
                 "1",
+                # The task runs in the worker's main process: the measuring child it starts must not be a
+                # grandchild under a daemonic pool process (multiprocessing forbids that), and one job at a
+                # time per device is the point anyway. The runner enforces each job's time limit itself.
+                "--pool",
+                "solo",
                 "--hostname",
                 worker_name,
                 "--loglevel",
