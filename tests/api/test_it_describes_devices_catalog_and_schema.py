@@ -1,0 +1,97 @@
+"""GET devices/, catalog/gpus/, the generated OpenAPI schema and its docs pages (local static files only)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.staticfiles import finders
+from rest_framework.test import APIClient
+
+from advisor import engine
+from advisor.models import Device
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_lists_the_devices_of_live_workers(api: APIClient, device: Device, offline_device: Device) -> None:
+    live = api.get("/api/v1/devices/")
+    assert live.status_code == 200
+    (shown,) = live.json()
+    assert shown["id"] == device.pk and shown["online"] is True
+    assert (shown["kind"], shown["cores"], shown["queue"]) == ("cpu", 2, device.queue)
+    everything = api.get("/api/v1/devices/", {"include_offline": "true"}).json()
+    assert {d["id"]: d["online"] for d in everything} == {device.pk: True, offline_device.pk: False}
+
+
+def test_it_refuses_a_bad_device_filter(api: APIClient) -> None:
+    response = api.get("/api/v1/devices/", {"include_offline": "maybe"})
+    assert response.status_code == 400 and "include_offline" in response.json()
+
+
+def test_it_serves_the_engines_gpu_catalog(api: APIClient) -> None:
+    response = api.get("/api/v1/catalog/gpus/")
+    assert response.status_code == 200
+    assert response.json() == engine.gpu_catalog()
+    assert all({"id", "name", "memory_gb"} <= set(gpu) for gpu in response.json())
+
+
+@pytest.mark.parametrize("path", ["/api/v1/devices/", "/api/v1/catalog/gpus/", "/api/v1/calibrations/"])
+def test_it_needs_authentication_everywhere(path: str) -> None:
+    assert APIClient().get(path).status_code == 401
+
+
+CONTRACT_OPERATIONS = [
+    ("post", "/api/v1/recommendations/"),
+    ("get", "/api/v1/recommendations/"),
+    ("get", "/api/v1/recommendations/{id}/"),
+    ("post", "/api/v1/calibrations/"),
+    ("get", "/api/v1/calibrations/"),
+    ("get", "/api/v1/calibrations/{id}/"),
+    ("post", "/api/v1/calibrations/{id}/cancel/"),
+    ("get", "/api/v1/devices/"),
+    ("get", "/api/v1/catalog/gpus/"),
+]
+
+
+def _schema() -> dict[str, Any]:
+    response = APIClient().get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return dict(response.json())
+
+
+def test_it_generates_an_openapi_3_schema_of_every_contract_endpoint() -> None:
+    schema = _schema()
+    assert schema["openapi"].startswith("3.")
+    operations = {(method, path) for path, item in schema["paths"].items() for method in item}
+    assert set(CONTRACT_OPERATIONS) <= operations
+    assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
+
+
+def test_it_documents_the_error_answers_and_the_idempotency_header() -> None:
+    submit = _schema()["paths"]["/api/v1/calibrations/"]["post"]
+    assert {"202", "400", "409", "429", "503"} <= set(submit["responses"])
+    assert any(p["name"] == "Idempotency-Key" and p["in"] == "header" for p in submit["parameters"])
+    cancel = _schema()["paths"]["/api/v1/calibrations/{id}/cancel/"]["post"]
+    assert {"200", "404", "409"} <= set(cancel["responses"])
+
+
+def test_it_documents_the_taskspec_with_the_engines_vocabularies() -> None:
+    components = _schema()["components"]["schemas"]
+    spec = components["TaskSpecRequest"]
+    assert set(spec["required"]) == {"task", "data", "hardware"}
+    enums = {tuple(c.get("enum", ())) for c in components.values()}
+    assert tuple(engine.spec.TASKS) in enums and tuple(engine.spec.STORAGES) in enums
+
+
+@pytest.mark.parametrize("page", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_it_serves_docs_pages_from_local_static_files(page: str) -> None:
+    response = APIClient().get(page)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "cdn" not in html.lower() and not re.search(r"""src=["']https?://""", html)
+    scripts = re.findall(r"""src=["'](/static/[^"']+)["']""", html)
+    assert scripts
+    for url in scripts:
+        assert finders.find(url.removeprefix("/static/")), f"{url} is not a local static file"
