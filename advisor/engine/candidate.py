@@ -50,12 +50,17 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
         "hidden_sizes": draft.hidden_sizes,
         "io": draft.io,
     }
-    counts = count_networks(candidate)
-    parameters = sum(c.parameters for c in counts.values())
-    activations = sum(c.activations for c in counts.values())
+    if draft.published is not None:
+        key = (draft.published, tuple(draft.io["input_shape"]), draft.io["outputs"])
+        parameters, flops, activations = _published_counts(key, candidate)
+    else:
+        counts = count_networks(candidate).values()
+        parameters = sum(c.parameters for c in counts)
+        flops = sum(c.flops for c in counts)
+        activations = sum(c.activations for c in counts)
     training, training_reasons = setup(draft.family, draft.loss, draft.io["input_shape"], spec)
     candidate["parameters"] = parameters
-    candidate["flops_per_example"] = sum(c.flops for c in counts.values())
+    candidate["flops_per_example"] = flops
     candidate["activations_per_example"] = activations
     candidate["training"] = training
     candidate["memory_bytes"] = breakdown(
@@ -68,6 +73,23 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
     )
     candidate["reasons"] = [*draft.reasons, *training_reasons]
     return candidate
+
+
+_PUBLISHED: dict[tuple[Any, ...], tuple[int, int, int]] = {}
+
+
+def _published_counts(key: tuple[Any, ...], candidate: dict[str, Any]) -> tuple[int, int, int]:
+    """Published networks are large and always the same for a shape and class count: count them once."""
+    if key not in _PUBLISHED:
+        counts = count_networks(candidate).values()
+        if len(_PUBLISHED) > 256:
+            _PUBLISHED.clear()
+        _PUBLISHED[key] = (
+            sum(c.parameters for c in counts),
+            sum(c.flops for c in counts),
+            sum(c.activations for c in counts),
+        )
+    return _PUBLISHED[key]
 
 
 def rebatch(candidate: dict[str, Any], batch_size: int) -> None:
