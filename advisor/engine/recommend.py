@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine import catalog, choice
+from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
 from advisor.engine.estimate import assemble, device_for, layer_count, seconds_per_batch
@@ -25,6 +26,7 @@ def recommend(spec: Any) -> dict[str, Any]:
         if warning is not None:
             candidate["reasons"].append(warning)
     first = candidates[0]
+    layers = [layer_count(candidate["networks"]) for candidate in candidates]
     too_big = _exceeds_everything(clean, first)
     if too_big is not None:
         reasons.append(too_big)
@@ -34,15 +36,22 @@ def recommend(spec: Any) -> dict[str, Any]:
         parameters=first["parameters"],
         memory_total=first["memory_bytes"]["total"],
         activations_bytes=first["memory_bytes"]["activations"],
-        seconds_to_train=lambda trial: analytic(first, clean, trial, 0.0)["seconds_to_train"],
+        seconds_to_train=lambda trial: analytic(first, clean, trial, 0.0, layers=layers[0])[
+            "seconds_to_train"
+        ],
     )
     training_per_gpu = first["memory_bytes"]["total"] // max(
         1, plan["gpus"] if plan["parallelism"] == "model" else 1
     )
     flow = dataflow(clean, plan, training_per_gpu)
-    for candidate in candidates:
-        candidate["estimate"] = analytic(candidate, clean, plan, flow["io_seconds_per_epoch"])
+    for candidate, size in zip(candidates, layers, strict=True):
+        candidate["estimate"] = analytic(candidate, clean, plan, flow["io_seconds_per_epoch"], layers=size)
     finish(flow, first["estimate"]["compute_seconds_per_epoch"])
+    missed = budget_reason(
+        clean, plan, first, lambda s, p: analytic(first, s, p, 0.0, layers=layers[0])["seconds_to_train"]
+    )
+    if missed is not None:
+        plan["reasons"].append(missed)
     return {
         "spec": clean,
         "candidates": candidates,
@@ -66,6 +75,8 @@ def analytic(
     plan: dict[str, Any],
     io_seconds_per_epoch: float,
     batch_size: int | None = None,
+    *,
+    layers: int | None = None,
 ) -> dict[str, Any]:
     """The candidate's analytic estimate under `plan` at `batch_size` (default: its training batch)."""
     batch = batch_size or candidate["training"]["batch_size"]
@@ -75,7 +86,7 @@ def analytic(
         flops=candidate["flops_per_example"],
         parameters=candidate["parameters"],
         activations=candidate["activations_per_example"],
-        layers=layer_count(candidate["networks"]),
+        layers=layer_count(candidate["networks"]) if layers is None else layers,
         batch_size=batch,
         device=device,
     )

@@ -297,6 +297,14 @@ _RULES = (
         f"{W} §III-H (costly; sub-linear), §III-I",
     ),
     Rule(
+        "budget.unmet",
+        "the estimated training time exceeds the time budget",
+        "name the catalogued GPU that would meet it, or what else would",
+        "The plan misses your time budget: the processing unit changes training time most, so the advisor "
+        "names one that would meet it.",
+        f"{W} §III-E (the processing unit has the biggest influence on computation time); {S} §4, §6",
+    ),
+    Rule(
         "sync.sync",
         "40 GPUs or fewer",
         "synchronous updates",

@@ -177,6 +177,19 @@ TABLE = [
     ("data.gpu.fit", MNIST_GPU, BIG_DATA_GPU, "any"),
     ("data.example.size", spec("vision", [1, 512, 512], outputs=2), MNIST, "any"),
     ("cpu.allocator", IMAGENET, TABULAR, "any"),
+    (
+        "budget.unmet",
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=GPU,
+            target={"time_budget_hours": 8},
+        ),
+        MNIST_GPU,
+        "any",
+    ),
 ]
 
 
@@ -248,6 +261,21 @@ def test_it_proposes_the_cheapest_published_network_that_reached_the_target(
     names = [c["published"] for c in rec["candidates"]]
     assert names[0] == first
     assert set(names[:3]) == {"alexnet", "googlenet", "resnet-50"} and names[3] is None
+
+
+def test_it_names_a_gpu_that_would_meet_a_missed_budget() -> None:
+    rec = recommend(
+        spec(
+            "vision",
+            [3, 224, 224],
+            outputs=1000,
+            examples=1_281_167,
+            hardware=GPU,
+            target={"time_budget_hours": 8},
+        )
+    )
+    text = next(r["text"] for r in rec["hardware_plan"]["reasons"] if r["rule"] == "budget.unmet")
+    assert "over your 8 h budget: one NVIDIA" in text
 
 
 def test_it_warns_in_cpu_threads_when_hyper_threads_are_offered() -> None:
