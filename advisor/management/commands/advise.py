@@ -36,7 +36,4 @@ class Command(BaseCommand):
 
     def _fail(self, errors: dict[str, list[str]]) -> None:
         sys.stderr.write(json.dumps(errors, indent=2) + "\n")
-        for field, messages in errors.items():
-            for message in messages:
-                sys.stderr.write(f"{field}: {message}\n")
         sys.exit(2)
