@@ -58,7 +58,9 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
         parameters = sum(c.parameters for c in counts)
         flops = sum(c.flops for c in counts)
         activations = sum(c.activations for c in counts)
-    training, training_reasons = setup(draft.family, draft.loss, draft.io["input_shape"], spec)
+    training, training_reasons = setup(
+        draft.family, draft.loss, draft.io["input_shape"], spec, draft.published
+    )
     candidate["parameters"] = parameters
     candidate["flops_per_example"] = flops
     candidate["activations_per_example"] = activations

@@ -165,6 +165,8 @@ def _shallow_first(spec: dict[str, Any]) -> Choice:
 
 
 def _compress(spec: dict[str, Any]) -> Choice:
+    if spec["task"] == "vision":
+        return _compress_images(spec)
     reasons = [
         reason(
             "net.shallow.first",
@@ -174,3 +176,22 @@ def _compress(spec: dict[str, Any]) -> Choice:
         reason("net.shallow.validate"),
     ]
     return [dense.ae(spec, deep=False), dense.ae(spec, deep=True), dense.rbm(spec)], reasons
+
+
+def _compress_images(spec: dict[str, Any]) -> Choice:
+    reasons = [
+        reason(
+            "net.deep.structure", "Images need a deep network: a convolutional auto-encoder learns the code."
+        ),
+    ]
+    result = [conv.conv_ae(spec)]
+    if math.prod(spec["data"]["input_shape"]) <= DBN_MAX_INPUTS:
+        result += [dense.ae(spec, deep=False), dense.rbm(spec)]
+        reasons.append(
+            reason(
+                "net.shallow.first",
+                "A shallow auto-encoder and an RBM on the flattened image are listed as faster alternatives.",
+            )
+        )
+        reasons.append(reason("net.shallow.validate"))
+    return result, reasons

@@ -185,7 +185,7 @@ TABLE = [
             outputs=1000,
             examples=1_281_167,
             hardware=GPU,
-            target={"time_budget_hours": 8},
+            target={"time_budget_hours": 60},
         ),
         MNIST_GPU,
         "any",
@@ -271,11 +271,11 @@ def test_it_names_a_gpu_that_would_meet_a_missed_budget() -> None:
             outputs=1000,
             examples=1_281_167,
             hardware=GPU,
-            target={"time_budget_hours": 8},
+            target={"time_budget_hours": 60},
         )
     )
     text = next(r["text"] for r in rec["hardware_plan"]["reasons"] if r["rule"] == "budget.unmet")
-    assert "over your 8 h budget: one NVIDIA" in text
+    assert "over your 60 h budget: one NVIDIA" in text
 
 
 def test_it_warns_in_cpu_threads_when_hyper_threads_are_offered() -> None:

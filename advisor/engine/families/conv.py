@@ -139,3 +139,36 @@ def dn(spec: dict[str, Any]) -> Draft:
     ]
     numel = math.prod(shape)
     return Draft("dn", "deep", {"model": model}, sizes, io_dict([DN_CODE], "value", numel), "mse", reasons)
+
+
+def conv_code_size(values: int, spec: dict[str, Any]) -> int:
+    """An image code: a sixteenth of the values (widened with capacity), at most 2048, always < values."""
+    return max(2, min(values - 1, 2048, round(values * capacity(spec) / 16)))
+
+
+def conv_ae(spec: dict[str, Any]) -> Draft:
+    """A convolutional auto-encoder: strided convolutions down to a code, transposed convolutions back up."""
+    shape = spec["data"]["input_shape"]
+    values = math.prod(shape)
+    code = conv_code_size(values, spec)
+    base = round_width(BASE_CHANNELS * capacity(spec))
+    encoder, down = encoder_stack(shape, base, code, None)
+    decoder, up = decoder_stack(code, shape, base, None)
+    reasons = [
+        reason(
+            "size.ae.bottleneck",
+            f"Convolutions shrink each {'x'.join(map(str, shape))} image ({values:,} values) to a "
+            f"{code:,}-value "
+            f"code ({values / code:.3g}x smaller); transposed convolutions rebuild the full image from it.",
+        ),
+        *capacity_reason(spec, "Code and channels"),
+    ]
+    return Draft(
+        "ae",
+        "deep",
+        {"model": [*encoder, layer("ReLU"), *decoder]},
+        [*down, code, *up],
+        io_dict(shape, "input", None),
+        "mse",
+        reasons,
+    )
