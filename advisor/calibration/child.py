@@ -9,6 +9,7 @@ environment the parent chose. Talks to the parent only through `events` (a multi
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from typing import Any, Protocol
@@ -83,6 +84,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
                     "done": done,
                     "total": total,
                     "step": f"batch {batch}, {t} threads: timing",
+                    "pid": os.getpid(),
                 }
             )
             t0 = time.monotonic()
@@ -107,6 +109,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
                     "threads": t,
                     "allocator": allocator,
                     "result": result,
+                    "pid": os.getpid(),
                 }
             )
             if result["status"] == "oom":

@@ -14,6 +14,7 @@ two forward passes: gradients with respect to inputs and to weights):
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +79,11 @@ def _optimizer(params: Iterator[nn.Parameter], training: Mapping[str, Any]) -> t
     kwargs: dict[str, Any] = {"lr": float(training.get("learning_rate") or 0.01)}
     if name == "momentum":
         kwargs["momentum"] = 0.9
+    # Other training fields the optimiser accepts (momentum, weight_decay, betas, ...) are passed through.
+    accepted = inspect.signature(cls).parameters
+    kwargs.update(
+        {k: v for k, v in training.items() if k in accepted and k not in ("params", "lr") and v is not None}
+    )
     opt: torch.optim.Optimizer = cls(params, **kwargs)
     return opt
 
