@@ -48,7 +48,7 @@ class SequenceOnly(nn.Module):
 
 
 class Residual(nn.Module):
-    """ReLU(body(x) + shortcut(x)); an empty shortcut is the identity."""
+    """body(x) + shortcut(x); an empty shortcut is the identity (the ReLU after it is its own layer)."""
 
     def __init__(self, body: list[dict[str, Any]], shortcut: list[dict[str, Any]]) -> None:
         super().__init__()
@@ -56,7 +56,8 @@ class Residual(nn.Module):
         self.shortcut = build(shortcut)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.body(x) + self.shortcut(x))
+        out: torch.Tensor = self.body(x) + self.shortcut(x)
+        return out
 
 
 class Concat(nn.Module):

@@ -68,7 +68,8 @@ def alexnet(outputs: int) -> tuple[list[Layer], list[int]]:
     return model, [*channels, 4096, 4096]
 
 
-def _bottleneck(c_in: int, width: int, stride: int) -> Layer:
+def _bottleneck(c_in: int, width: int, stride: int) -> list[Layer]:
+    """He et al.'s bottleneck: ReLU(body(x) + shortcut(x)), the sum as a `Residual`, then an explicit ReLU."""
     out = 4 * width
     body = [
         *_conv(c_in, width, 1),
@@ -82,7 +83,7 @@ def _bottleneck(c_in: int, width: int, stride: int) -> Layer:
             layer("Conv2d", in_channels=c_in, out_channels=out, kernel_size=1, stride=stride, bias=False),
             layer("BatchNorm2d", num_features=out),
         ]
-    return layer("Residual", body=body, shortcut=shortcut)
+    return [layer("Residual", body=body, shortcut=shortcut), layer("ReLU")]
 
 
 def resnet50(outputs: int) -> tuple[list[Layer], list[int]]:
@@ -90,7 +91,7 @@ def resnet50(outputs: int) -> tuple[list[Layer], list[int]]:
     c_in = 64
     for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
         for block in range(blocks):
-            model.append(_bottleneck(c_in, width, stride if block == 0 else 1))
+            model += _bottleneck(c_in, width, stride if block == 0 else 1)
             c_in = 4 * width
     model += [
         layer("AdaptiveAvgPool2d", output_size=[1, 1]),
