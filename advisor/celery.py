@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
 app = Celery("advisor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["advisor"])
+app.autodiscover_tasks(["advisor", "advisor.probe"])

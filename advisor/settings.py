@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "advisor",
+    "advisor.probe",
 ]
 
 MIDDLEWARE = [

@@ -6,6 +6,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/", include("advisor.probe.api_urls")),
     path("api/v1/", include("advisor.api.urls")),
+    path("", include("advisor.probe.urls")),
     path("", include("advisor.web.urls")),
 ]

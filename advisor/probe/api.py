@@ -1,0 +1,144 @@
+"""The probe's REST endpoints under /api/v1/: samples/ (upload, list, show, delete) and probes/ (start, list,
+show, cancel). Token or session auth; each user sees only their own rows (others' are 404)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from advisor.models import Device, Recommendation
+from advisor.probe import services
+from advisor.probe.learning.samples import SampleError
+from advisor.probe.models import DataSample, ProbeJob
+from advisor.probe.serializers import (
+    ProbeRequestSerializer,
+    ProbeSerializer,
+    SampleSerializer,
+    SampleUploadSerializer,
+)
+
+FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{field: [messages]}")
+DETAIL = OpenApiResponse(OpenApiTypes.OBJECT, description='{"detail": "..."}')
+
+
+class _Owned(viewsets.GenericViewSet[Any]):
+    def own(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        user = self.request.user
+        return queryset if user.is_staff else queryset.filter(owner=user)
+
+    def mine(self, model: type[Any], pk: int) -> Any:
+        """The caller's own row (staff: any); None for others' ids, which are not disclosed."""
+        return self.own(model.objects.all()).filter(pk=pk).first()
+
+
+class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
+    serializer_class = SampleSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self) -> QuerySet[DataSample]:
+        return self.own(DataSample.objects.all())
+
+    @extend_schema(
+        request={"multipart/form-data": SampleUploadSerializer, "application/json": SampleUploadSerializer},
+        responses={201: SampleSerializer, 400: FIELD_ERRORS},
+        summary="Upload a data sample (or keep a copy of a bundled demo data set)",
+    )
+    def create(self, request: Request) -> Response:
+        form = SampleUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        asked = form.validated_data
+        rec = None
+        if asked.get("recommendation"):
+            rec = self.mine(Recommendation, asked["recommendation"])
+            if rec is None:
+                return Response({"recommendation": ["no such recommendation of yours"]}, status=400)
+        try:
+            sample = services.create_sample(
+                owner=request.user,
+                upload=asked.get("file"),
+                demo=asked.get("demo", ""),
+                name=asked["name"],
+                label_column=asked["label_column"],
+                recommendation=rec,
+            )
+        except SampleError as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            SampleSerializer(sample).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": f"/api/v1/samples/{sample.pk}/"},
+        )
+
+    @extend_schema(responses={204: None, 404: DETAIL, 409: DETAIL}, summary="Delete a sample and its file")
+    def destroy(self, request: Request, pk: int) -> Response:
+        sample = self.get_object()
+        try:
+            services.delete_sample(sample=sample)
+        except services.Conflict as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
+    serializer_class = ProbeSerializer
+
+    def get_queryset(self) -> QuerySet[ProbeJob]:
+        return self.own(ProbeJob.objects.all())
+
+    @extend_schema(
+        request=ProbeRequestSerializer,
+        responses={202: ProbeSerializer, 400: FIELD_ERRORS},
+        summary="Probe a recommendation's shallow (then deep) candidate on a data sample, on a device",
+    )
+    def create(self, request: Request) -> Response:
+        form = ProbeRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        asked = form.validated_data
+        errors: dict[str, list[str]] = {}
+        rec = self.mine(Recommendation, asked["recommendation"])
+        sample = self.mine(DataSample, asked["sample"])
+        device = Device.objects.filter(pk=asked["device"]).first()
+        if rec is None:
+            errors["recommendation"] = ["no such recommendation of yours"]
+        if sample is None:
+            errors["sample"] = ["no such sample of yours; upload one to /api/v1/samples/"]
+        if device is None:
+            errors["device"] = [f"no device {asked['device']!r}; see GET /api/v1/devices/"]
+        if errors:
+            return Response(errors, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            job = services.submit_probe(
+                owner=request.user,
+                recommendation=rec,  # type: ignore[arg-type]
+                sample=sample,  # type: ignore[arg-type]
+                device=device,  # type: ignore[arg-type]
+                time_limit_seconds=asked.get("time_limit_seconds"),
+            )
+        except services.ProbeRefused as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+        job.refresh_from_db()
+        return Response(
+            ProbeSerializer(job).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": f"/api/v1/probes/{job.pk}/"},
+        )
+
+    @extend_schema(
+        request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: int) -> Response:
+        job = self.get_object()
+        try:
+            job = services.cancel_probe(job=job)
+        except services.Conflict as exc:
+            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
+        return Response(ProbeSerializer(job).data)

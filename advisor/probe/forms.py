@@ -1,0 +1,45 @@
+"""Forms of the probe pages: shapes only; the services check the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.validators import MaxValueValidator
+
+from advisor.probe import conf
+from advisor.probe.learning.samples import DEMOS
+
+
+class SampleForm(forms.Form):
+    file = forms.FileField(required=False, allow_empty_file=True, label="Data sample (CSV, NPZ, NPY or ZIP)")
+    demo = forms.ChoiceField(
+        required=False,
+        label="or a bundled demo data set",
+        choices=[("", "—")] + [(k, v["title"]) for k, v in DEMOS.items()],
+    )
+    name = forms.CharField(required=False, max_length=200)
+    label_column = forms.CharField(required=False, max_length=200, label="Label column (CSV)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("file") is not None) == bool(data.get("demo")):
+            raise forms.ValidationError("Choose a file or a demo data set (one of the two).")
+        return data
+
+
+class ProbeForm(forms.Form):
+    sample = forms.TypedChoiceField(coerce=int, label="Sample")
+    device = forms.ChoiceField(label="Device")
+    time_limit_seconds = forms.IntegerField(min_value=1, label="Time limit (s)")
+
+    def __init__(self, *args: Any, samples: list[Any], devices: list[Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sample"].choices = [
+            (s.pk, f"{s.name} — {s.examples} examples, {s.input_shape}") for s in samples
+        ]
+        self.fields["device"].choices = [(d.id, f"{d.id} — {d.name}") for d in devices]
+        limit = self.fields["time_limit_seconds"]
+        limit.initial = conf.value("PROBE_DEFAULT_SECONDS")
+        limit.max_value = conf.value("PROBE_MAX_SECONDS")
+        limit.validators.append(MaxValueValidator(limit.max_value))

@@ -1,0 +1,251 @@
+"""`run_probe(plan, emit, should_stop)`: the shallow-first workflow on a data sample (W §III-A).
+
+Baseline, then the shallow candidate, then (only if it misses the target) the deep one, then the learning
+curve of the network chosen, then the verdict. Every stage is emitted as soon as it has something to show,
+so a probe that is stopped keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from advisor.probe.learning import curve, data, samples, train
+from advisor.probe.learning.plan import ProbePlan
+from advisor.probe.learning.verdict import choose, verdict
+
+Emit = Callable[[dict[str, Any]], None]
+EMIT_EVERY_S = 0.5
+MAX_ROWS = 200  # per-epoch rows kept per run (evenly thinned; the best and the last always kept)
+HOLD_OUT = data.VALIDATION_SHARE  # at full size, this share is held out for validation
+
+
+def thin(rows: list[dict[str, Any]], best: int | None, limit: int = MAX_ROWS) -> list[dict[str, Any]]:
+    if len(rows) <= limit:
+        return rows
+    step = len(rows) / (limit - 2)
+    keep = {int(i * step) for i in range(limit - 2)} | {len(rows) - 1}
+    keep |= {i for i, r in enumerate(rows) if r["epoch"] == best}
+    return [rows[i] for i in sorted(keep)]
+
+
+def _public(run: dict[str, Any]) -> dict[str, Any]:
+    return {**run, "epochs": thin(run["epochs"], run.get("best_epoch"))}
+
+
+class _Clock:
+    def __init__(self, budget_s: float, emit: Emit, should_stop: Callable[[], bool]) -> None:
+        self.start = time.monotonic()
+        self.deadline = self.start + budget_s
+        self.budget = budget_s
+        self.emit = emit
+        self.should_stop = should_stop
+        self.last_emit = 0.0
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def stop(self) -> bool:
+        return self.left() <= 0 or self.should_stop()
+
+    def progress(self, step: str, floor: float = 0.0) -> None:
+        done = max(floor, min(0.99, (time.monotonic() - self.start) / max(self.budget, 1e-9)))
+        self.emit({"type": "progress", "done": round(done, 3), "total": 1, "step": step})
+
+    def stage(self, name: str, payload: Any, *, force: bool = True) -> None:
+        now = time.monotonic()
+        if force or now - self.last_emit >= EMIT_EVERY_S:
+            self.last_emit = now
+            self.emit({"type": "stage", "stage": name, "data": payload})
+
+
+def _train(
+    clock: _Clock,
+    role: str,
+    candidate: dict[str, Any],
+    split: data.Split,
+    budget: float,
+    full: int,
+    seed: int,
+) -> dict[str, Any]:
+    what = f"training the {role} {str(candidate.get('family', '')).upper()}"
+    clock.progress(what)
+
+    def on_epoch(run: dict[str, Any]) -> None:
+        if time.monotonic() - clock.last_emit >= EMIT_EVERY_S:
+            clock.stage(role, _public(run), force=False)
+            clock.progress(f"{what}: epoch {run['epochs'][-1]['epoch']}")
+
+    run = train.train(
+        candidate,
+        split,
+        budget_s=budget,
+        full_examples=full,
+        seed=seed,
+        on_epoch=on_epoch,
+        should_stop=clock.stop,
+    )
+    clock.stage(role, _public(run))
+    return run
+
+
+def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    # Imported before the clock starts: on a busy machine these take seconds that training should get.
+    import scipy.optimize  # noqa: F401
+    import sklearn.decomposition
+    import sklearn.linear_model
+    import sklearn.model_selection  # noqa: F401
+
+    from advisor.calibration import make_step
+
+    warm = next((r["candidate"] for r in (plan.shallow, plan.deep) if r), None)
+    if warm is not None:
+        # The first optimiser torch builds imports its compiler stack: seconds, once per process. A candidate
+        # that cannot be built fails again, with its message, in its own stage.
+        with contextlib.suppress(Exception):
+            make_step(warm, "cpu")
+
+    budget = plan.budget_s if plan.deadline is None else min(plan.budget_s, plan.deadline - time.time())
+    clock = _Clock(max(budget, 0.5), emit, should_stop)
+    clock.progress("loading the sample")
+    sample = samples.load(Path(plan.sample_path))
+    split = data.split(sample, goal=plan.goal, seed=plan.seed)
+    sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
+    clock.stage("split", {**sizes, "sample": sample.describe() | {"classes": sample.classes[:50]}})
+    shallow_cand = plan.shallow["candidate"] if plan.shallow else None
+    code = (shallow_cand or {}).get("hidden_sizes") or [None]
+    clock.progress("fitting the baseline")
+    base = data.baseline(split, code_size=code[0])
+    clock.stage("baseline", base)
+    full_train = max(1, round(plan.full_examples * (1 - HOLD_OUT)))
+    runs: dict[str, dict[str, Any] | None] = {"shallow": None, "deep": None}
+    deep_note: str | None = None
+    shallow_note: str | None = None
+    candidates = {"shallow": shallow_cand, "deep": plan.deep["candidate"] if plan.deep else None}
+    for role in ("shallow", "deep"):
+        cand = candidates[role]
+        if role == "deep":
+            if runs["shallow"] is not None and (
+                plan.target is None or (runs["shallow"]["score"] or 0) >= plan.target
+            ):
+                deep_note = "deep not needed" if plan.target is not None else "no target"
+                break
+            if cand is None:
+                deep_note = "the recommendation lists no deep candidate to try"
+                break
+        if cand is None:
+            shallow_note = "the recommendation lists no shallow candidate"
+            continue
+        why = train.trainable(cand, plan.goal)
+        if why:
+            if role == "deep":
+                deep_note = f"the deep candidate cannot be probed: {why}"
+            else:
+                shallow_note = f"the shallow candidate cannot be probed: {why}"
+            clock.stage(role, {"skipped": why, "family": cand.get("family")})
+            continue
+        if clock.stop():
+            deep_note = deep_note or "the time limit was reached before the deep network could be trained"
+            break
+        # shallow and deep each leave time for what follows: the deep network and the learning curve
+        share = 0.35 if role == "shallow" and plan.target is not None and candidates["deep"] else 0.5
+        runs[role] = _train(clock, role, cand, split, clock.left() * share, plan.full_examples, plan.seed)
+    chosen = choose(runs["shallow"], runs["deep"], plan.target)
+    fitted = None
+    if chosen is not None:
+        fitted = _curve(clock, plan, candidates[chosen], runs[chosen], split, full_train)  # type: ignore[arg-type]
+    result = verdict(
+        metric=split.metric,
+        target=plan.target,
+        baseline=base,
+        shallow=runs["shallow"],
+        deep=runs["deep"],
+        deep_note=deep_note,
+        shallow_note=shallow_note,
+        expected=fitted,
+    )
+    if chosen is not None:
+        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen])  # type: ignore[arg-type]
+    if clock.left() <= 0:
+        result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
+    clock.stage("verdict", result)
+    return result
+
+
+def _curve(
+    clock: _Clock,
+    plan: ProbePlan,
+    cand: dict[str, Any],
+    run: dict[str, Any],
+    split: data.Split,
+    full_train: int,
+) -> dict[str, Any]:
+    points: list[dict[str, Any]] = []
+    n_train = len(split.x_train)
+    fractions = sorted(f for f in plan.fractions if 0 < f < 1)
+    # As many updates as the full run needed to reach its best, with room to spare: a smaller share of the
+    # sample is held back only by fewer examples, not by fewer updates.
+    updates = 2 * max(1, int(run["best_epoch"] or 1)) * int(run["steps_per_epoch"])
+    for i, fraction in enumerate(fractions):
+        if clock.stop():
+            break
+        sub = data.subsample(split, fraction, seed=plan.seed)
+        if len(sub.x_train) >= n_train:
+            continue
+        clock.progress(f"learning curve: {len(sub.x_train)} of {n_train} training examples")
+        part = train.train(
+            cand,
+            sub,
+            budget_s=clock.left() * 0.9 / (len(fractions) - i),
+            full_examples=plan.full_examples,
+            max_updates=updates,
+            seed=plan.seed,
+            should_stop=clock.stop,
+        )
+        if part["score"] is not None:
+            points.append(
+                {
+                    "fraction": fraction,
+                    "examples": len(sub.x_train),
+                    "score": part["score"],
+                    "epochs": len(part["epochs"]),
+                    "stopped": part["stopped"],
+                }
+            )
+            clock.stage("curve", {"points": points, "family": cand.get("family")})
+    points.append(
+        {
+            "fraction": 1.0,
+            "examples": n_train,
+            "score": run["score"],
+            "epochs": len(run["epochs"]),
+            "stopped": run["stopped"],
+        }
+    )
+    fitted = curve.fit(points, full_examples=full_train, test_examples=len(split.x_test))
+    fitted["points"] = points
+    fitted["line"] = curve.curve_points(fitted, start=points[0]["examples"])
+    fitted["family"] = cand.get("family")
+    clock.stage("curve", fitted)
+    return fitted
+
+
+def _time_to_target(plan: ProbePlan, role: str, run: dict[str, Any]) -> dict[str, Any] | None:
+    reached = curve.epochs_to_target(run, plan.target)
+    if reached is None:
+        return None
+    answer: dict[str, Any] = {"role": role, **reached}
+    if reached["reached"]:
+        epochs = curve.full_size_epochs(
+            reached["updates"], batch_size=run["batch_size"], full_examples=plan.full_examples
+        )
+        answer["epochs_at_full_size"] = epochs
+        per_epoch = plan.seconds_per_epoch.get(role)
+        if per_epoch and per_epoch.get("seconds") is not None:
+            answer["seconds_per_epoch"] = per_epoch["seconds"]
+            answer["basis"] = per_epoch.get("basis")
+            answer["seconds_to_target"] = epochs * float(per_epoch["seconds"])
+    return answer

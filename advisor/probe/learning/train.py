@@ -1,0 +1,209 @@
+"""Training one recommended candidate on the sample for a bounded time, scoring it after every epoch.
+
+The network and its training step are the calibration's own (`advisor.calibration.make_step`): the same
+layers, initial scale, optimiser, learning rate, loss and mini-batch the recommendation states; here they
+see real data.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from advisor.probe.learning.data import Split, Unsupported, score, trainable
+from advisor.probe.learning.samples import numel, shape_text
+
+EVAL_BATCH = 1024
+MAX_EPOCHS = 5000
+MIN_PATIENCE = 20  # epochs without a better validation score before a plateau may stop training
+
+
+def _model(nets: dict[str, nn.Module]) -> nn.Module:
+    if "model" in nets:
+        return nets["model"]
+    return nn.Sequential(nets["rbm"], nets["classifier"])  # a DBN scores through its stack and classifier
+
+
+class _Data:
+    """The split as tensors in the candidate's own input shape."""
+
+    def __init__(self, candidate: dict[str, Any], data: Split) -> None:
+        io = candidate["io"]
+        self.shape = [int(s) for s in io["input_shape"]]
+        if numel(self.shape) != data.x_train.shape[1]:
+            raise Unsupported(
+                f"the candidate takes examples of shape {shape_text(self.shape)}; the sample's have "
+                f"{data.x_train.shape[1]} values"
+            )
+        self.goal = data.goal
+        xs = [data.x_train, data.x_val, data.x_test]
+        if self.goal == "compress" and candidate["networks"]["model"][-1]["kind"] == "Sigmoid":
+            low, high = data.x_train.min(axis=0), data.x_train.max(axis=0)  # a sigmoid output needs [0, 1]
+            span = np.where(high - low > 1e-6, high - low, 1.0)
+            xs = [np.clip((x - low) / span, 0.0, 1.0).astype(np.float32) for x in xs]
+        self.x_train, self.x_val, self.x_test = (torch.from_numpy(x).reshape(len(x), *self.shape) for x in xs)
+        self.flat = xs
+        self.y_train = self._target(data.y_train)
+        self.y_val, self.y_test = data.y_val, data.y_test
+
+    def _target(self, y: np.ndarray | None) -> torch.Tensor | None:
+        if y is None:
+            return None
+        if self.goal == "classify":
+            return torch.from_numpy(y).long()  # [n]
+        return torch.from_numpy(y).float()  # [n, k]
+
+    def truth(self, part: str) -> np.ndarray:
+        if self.goal == "compress":
+            return {"train": self.flat[0], "val": self.flat[1], "test": self.flat[2]}[part]
+        y = {"train": self.y_train, "val": self.y_val, "test": self.y_test}[part]
+        assert y is not None
+        return y.numpy() if isinstance(y, torch.Tensor) else y
+
+
+def _outputs(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    model.eval()
+    with torch.no_grad():
+        out = torch.cat(
+            [
+                model(x[i : i + EVAL_BATCH]).reshape(min(EVAL_BATCH, len(x) - i), -1)
+                for i in range(0, len(x), EVAL_BATCH)
+            ]
+        )  # [n, outputs]
+    model.train()
+    return out
+
+
+def _predict(model: nn.Module, x: torch.Tensor, goal: str) -> np.ndarray:
+    out = _outputs(model, x)
+    return (out.argmax(dim=1) if goal == "classify" else out).numpy()
+
+
+def _val_loss(out: torch.Tensor, truth: np.ndarray, goal: str) -> float:
+    """A continuous companion to the validation score: it still moves while accuracy sits on a step."""
+    target = torch.from_numpy(truth)
+    if goal == "classify":
+        return float(F.cross_entropy(out, target.long()))
+    return float(F.mse_loss(out, target.reshape(out.shape).float()))
+
+
+def train(
+    candidate: dict[str, Any],
+    data: Split,
+    *,
+    budget_s: float,
+    seed: int = 0,
+    max_epochs: int | None = None,
+    full_examples: int | None = None,
+    max_updates: int | None = None,
+    on_epoch: Callable[[dict[str, Any]], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Train until the candidate's training is done, the validation score has stopped improving, the budget is
+    spent or `should_stop()` says so. Reports the held-out test score at the best validation epoch.
+
+    "Done" counts updates, not epochs: the recommendation's epochs over `full_examples` (the data size the
+    spec declares) make that many mini-batch updates; a small sample needs as many, i.e. more epochs."""
+    from advisor.calibration import make_step
+
+    reason = trainable(candidate, data.goal)
+    if reason:
+        raise Unsupported(reason)
+    torch.manual_seed(seed)
+    tensors = _Data(candidate, data)
+    step = make_step(candidate, "cpu")
+    model = _model(step.nets)
+    training = candidate.get("training") or {}
+    n = len(tensors.x_train)
+    batch = max(1, min(int(training.get("batch_size") or 32), n))
+    steps_per_epoch = math.ceil(n / batch)
+    epochs = int(training.get("epochs") or 50)
+    updates = epochs * math.ceil(max(full_examples or n, n) / batch)
+    updates = min(updates, max_updates or updates)
+    epochs_cap = max(1, min(int(max_epochs or MAX_EPOCHS), math.ceil(updates / steps_per_epoch)))
+    started = time.monotonic()
+    generator = torch.Generator().manual_seed(seed)
+    run: dict[str, Any] = {
+        "family": candidate.get("family"),
+        "depth": candidate.get("depth"),
+        "parameters": candidate.get("parameters"),
+        "batch_size": batch,
+        "steps_per_epoch": steps_per_epoch,
+        "train_examples": n,
+        "max_epochs": epochs_cap,
+        "epochs": [],
+        "best_epoch": None,
+        "score": None,
+        "val_score": None,
+        "train_score": None,
+        "stopped": "epochs",
+    }
+    best_state: dict[str, Any] | None = None
+    best_loss, progress_epoch = math.inf, 0
+
+    def out_of_time() -> str | None:
+        if should_stop is not None and should_stop():
+            return "stopped"
+        return "time" if time.monotonic() - started >= budget_s else None
+
+    for epoch in range(1, epochs_cap + 1):
+        order = torch.randperm(n, generator=generator)
+        stop = None
+        for start in range(0, n, batch):
+            ix = order[start : start + batch]
+            xb = tensors.x_train[ix]
+            yb = None if tensors.y_train is None else tensors.y_train[ix]
+            step.run((xb,) if data.goal == "compress" else (xb, yb))
+            stop = out_of_time()
+            if stop:
+                break
+        if stop and start + batch < n:
+            run["stopped"] = stop  # a partial epoch is not scored
+            break
+        val_out = _outputs(model, tensors.x_val)
+        val_pred = val_out.argmax(dim=1).numpy() if data.goal == "classify" else val_out.numpy()
+        val = score(data.goal, tensors.truth("val"), val_pred)
+        loss = _val_loss(val_out, tensors.truth("val"), data.goal)
+        test = score(data.goal, tensors.truth("test"), _predict(model, tensors.x_test, data.goal))
+        if not (math.isfinite(val) and math.isfinite(loss)):
+            run["stopped"] = "diverged"
+            break
+        row = {
+            "epoch": epoch,
+            "val": val,
+            "test": test,
+            "val_loss": loss,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        run["epochs"].append(row)
+        best = run["val_score"]
+        if best is None or val > best + 1e-9 or (val >= best - 1e-9 and loss < best_loss):
+            run.update(best_epoch=epoch, val_score=val, score=test)
+            best_state = copy.deepcopy(model.state_dict())
+        if loss < best_loss * (1 - 1e-3) or epoch == run["best_epoch"]:
+            progress_epoch = epoch
+        best_loss = min(best_loss, loss)
+        row["seconds"] = round(time.monotonic() - started, 3)
+        if on_epoch is not None:
+            on_epoch(run)
+        if stop:
+            run["stopped"] = stop
+            break
+        if epoch - progress_epoch >= max(MIN_PATIENCE, epoch // 4):  # neither score nor loss improves
+            run["stopped"] = "plateau"
+            break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+        run["train_score"] = score(
+            data.goal, tensors.truth("train"), _predict(model, tensors.x_train, data.goal)
+        )
+    run["seconds"] = round(time.monotonic() - started, 3)
+    return run

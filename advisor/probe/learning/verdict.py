@@ -1,0 +1,140 @@
+"""The probe's verdict: what the numbers say about shallow versus deep, in one sentence and in fields.
+
+Rules cited (knowledge/rules.md): net.shallow.first (W §III-A): a shallow network first, a deep one only
+if the result misses the acceptable error rate; net.shallow.validate (W §III-A-1): shallow networks need
+careful validation, they risk overfitting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
+
+
+def reason(rule: str, text: str) -> dict[str, str]:
+    source = {"net.shallow.first": "W §III-A", "net.shallow.validate": "W §III-A-1"}[rule]
+    return {"rule": rule, "text": text, "source": source}
+
+
+def _name(run: dict[str, Any]) -> str:
+    return str(run.get("family") or "network").upper()
+
+
+def _meets(run: dict[str, Any] | None, target: float | None) -> bool:
+    return bool(run and target is not None and run.get("score") is not None and run["score"] >= target)
+
+
+def choose(shallow: dict[str, Any] | None, deep: dict[str, Any] | None, target: float | None) -> str | None:
+    """Which run the curve and the estimate follow: the shallow one if it suffices, else the deep one if it
+    does, else the better of the two."""
+    runs = {k: r for k, r in (("shallow", shallow), ("deep", deep)) if r and r.get("score") is not None}
+    if not runs:
+        return None
+    if _meets(shallow, target):
+        return "shallow"
+    if _meets(deep, target):
+        return "deep"
+    return max(runs, key=lambda k: float(runs[k]["score"]))
+
+
+def expected_text(expected: dict[str, Any] | None) -> str:
+    """ "; expected at full size (48,000 examples) 0.97 ± 0.01", or a range when the interval is lopsided."""
+    if not expected or expected.get("estimate") is None or expected.get("method") == "measured":
+        return ""
+    est, low, high = expected["estimate"], expected["low"], expected["high"]
+    if abs((high - est) - (est - low)) <= 0.01:
+        value = f"{est:.2f} ± {(high - low) / 2:.2f}"
+    else:
+        value = f"{est:.2f} ({expected.get('interval', 0.9):.0%} interval {low:.2f} to {high:.2f})"
+    return f"; expected at full size ({expected['examples']:,} examples) {value}"
+
+
+def verdict(
+    *,
+    metric: str,
+    target: float | None,
+    baseline: dict[str, Any] | None,
+    shallow: dict[str, Any] | None,
+    deep: dict[str, Any] | None,
+    deep_note: str | None,
+    shallow_note: str | None = None,
+    expected: dict[str, Any] | None,
+) -> dict[str, Any]:
+    chosen = choose(shallow, deep, target)
+    notes: list[str] = []
+    reasons = [
+        reason(
+            "net.shallow.first",
+            "A shallow network is trained first because it trains fast; a deep one only if the shallow one "
+            "misses the accuracy target.",
+        ),
+        reason(
+            "net.shallow.validate",
+            "Scores are measured on a held-out test split that neither training nor the choice of epoch saw "
+            "(stratified train/validation/test split).",
+        ),
+    ]
+    t = f"{target:.2f}" if target is not None else ""
+    sh = shallow.get("score") if shallow else None
+    dp = deep.get("score") if deep else None
+    shallow_name = _name(shallow or {})
+    deep_name = _name(deep or {})
+    exp_text = expected_text(expected)
+    deep_needed: bool | None = None
+    if sh is None and dp is not None:
+        met = f" (target {t})" if t else ""
+        text = (
+            f"no shallow network was tried ({shallow_note or 'none trained'}); "
+            f"{deep_name} reaches {dp:.2f}{met} on the sample{exp_text}"
+        )
+    elif sh is None:
+        text = f"no network could be trained on the sample ({shallow_note or deep_note or 'no candidate'})"
+    elif target is None:
+        text = (
+            f"shallow {shallow_name} reaches {sh:.2f} {metric}; no accuracy target, deep not tried{exp_text}"
+        )
+    elif sh >= target:
+        text = f"shallow {shallow_name} reaches {sh:.2f} (target {t}) — deep not needed{exp_text}"
+        deep_needed = False
+    elif dp is None:
+        deep_needed = True
+        why = deep_note or "no deep network trained"
+        text = f"shallow {shallow_name} reaches {sh:.2f}, below the target {t}; {why}"
+    elif dp >= target:
+        deep_needed = True
+        text = f"shallow reaches {sh:.2f}, {deep_name} reaches {dp:.2f} on the sample (target {t}){exp_text}"
+    else:
+        deep_needed = True
+        text = (
+            f"neither reaches the target {t} on the sample: shallow {sh:.2f}, {deep_name} {dp:.2f}{exp_text}"
+        )
+        if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
+            notes.append("The learning curve suggests the full data set may close the gap.")
+    for label, run in (("shallow", shallow), ("deep", deep)):
+        if run and run.get("train_score") is not None and run.get("score") is not None:
+            gap = run["train_score"] - run["score"]
+            if gap > OVERFIT_GAP:
+                notes.append(
+                    f"The {label} {_name(run)} scores {run['train_score']:.2f} on its training split but "
+                    f"{run['score']:.2f} held out: it overfits the sample."
+                )
+    best = max((r["score"] for r in (shallow, deep) if r and r.get("score") is not None), default=None)
+    if baseline and best is not None and baseline.get("score") is not None and baseline["score"] >= best:
+        notes.append(
+            f"The classical baseline ({baseline['model']}) scores {baseline['score']:.2f}, as well as any "
+            "network tried: the task may not need a neural network."
+        )
+    return {
+        "text": text,
+        "metric": metric,
+        "target": target,
+        "chosen": chosen,
+        "deep_needed": deep_needed,
+        "shallow_score": sh,
+        "deep_score": dp,
+        "baseline_score": baseline.get("score") if baseline else None,
+        "expected": expected,
+        "notes": notes,
+        "reasons": reasons,
+    }

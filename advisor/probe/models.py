@@ -1,0 +1,94 @@
+"""What the probe stores: users' data samples (the file lives under VAR_DIR/samples/<user id>/) and probe
+jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from advisor.models import Device, Recommendation
+
+
+class DataSample(models.Model):
+    FORMATS = [(f, f) for f in ("csv", "npz", "npy", "zip", "demo")]
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="samples")
+    name = models.CharField(max_length=200)
+    format = models.CharField(max_length=8, choices=FORMATS)
+    original_name = models.CharField(max_length=255, blank=True)
+    label_column = models.CharField(max_length=200, blank=True)
+    path = models.CharField(max_length=500)  # relative to VAR_DIR/samples
+    size_bytes = models.PositiveBigIntegerField(default=0)  # the stored canonical NPZ
+    upload_bytes = models.PositiveBigIntegerField(default=0)
+    examples = models.PositiveIntegerField()
+    input_shape = models.JSONField(default=list)
+    label_kind = models.CharField(max_length=8)  # "class", "value" or "none"
+    outputs = models.PositiveIntegerField(null=True, blank=True)
+    info = models.JSONField(default=dict, blank=True)  # classes, class counts
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.examples} examples)"
+
+    @property
+    def file(self) -> Path:
+        from advisor.probe.conf import samples_root
+
+        return samples_root() / self.path
+
+
+class ProbeJob(models.Model):
+    QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
+    STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
+    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="probes")
+    recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE, related_name="probes")
+    sample = models.ForeignKey(DataSample, on_delete=models.SET_NULL, null=True, related_name="probes")
+    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="probes")
+    shallow_candidate = models.PositiveIntegerField(null=True, blank=True)
+    deep_candidate = models.PositiveIntegerField(null=True, blank=True)
+    time_limit_seconds = models.PositiveIntegerField()
+    options = models.JSONField(default=dict, blank=True)  # task_id, seed, fractions
+
+    status = models.CharField(max_length=12, choices=STATUS_CHOICES, default=QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0)
+    step = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    results = models.JSONField(
+        default=dict, blank=True
+    )  # split, baseline, shallow, deep, curve: as they come
+    verdict = models.JSONField(null=True, blank=True)
+
+    sent_at = models.DateTimeField(null=True, blank=True)  # null: not yet handed to the broker (outbox)
+    attempts = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"]), models.Index(fields=["device", "status"])]
+
+    def __str__(self) -> str:
+        return f"Probe {self.pk} on {self.device_id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    def candidate(self, role: str) -> dict[str, Any] | None:
+        index = self.shallow_candidate if role == "shallow" else self.deep_candidate
+        if index is None:
+            return None
+        candidates: list[dict[str, Any]] = self.recommendation.result.get("candidates", [])
+        return candidates[index] if index < len(candidates) else None

@@ -1,0 +1,232 @@
+"""The probe's use cases: keep or delete a data sample, queue, cancel and publish probe jobs. Views, the API
+and the Celery task call these; they do all the writes."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from advisor import services as core
+from advisor.models import Device, Recommendation
+from advisor.probe import conf
+from advisor.probe.learning import samples
+from advisor.probe.learning.data import check_fit, trainable
+from advisor.probe.learning.samples import SampleError
+from advisor.probe.learning.uploads import parse_upload, too_big
+from advisor.probe.models import DataSample, ProbeJob
+
+log = logging.getLogger(__name__)
+
+
+class ProbeRefused(Exception):
+    """A probe request that must not be queued; `.errors` names the offending fields."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+class Conflict(Exception):
+    """The request conflicts with the object's state (a finished job, a sample a probe still needs)."""
+
+
+# --- samples -----------------------------------------------------------------------------------------------
+
+
+def create_sample(
+    *,
+    owner: AbstractBaseUser,
+    upload: UploadedFile | None = None,
+    demo: str = "",
+    name: str = "",
+    label_column: str = "",
+    recommendation: Recommendation | None = None,
+) -> DataSample:
+    """Read and check the whole sample in memory, then store it (file first, then row; the file goes again if
+    the row cannot be written): a refused or failed upload leaves nothing behind. Raises SampleError."""
+    if (upload is None) == (not demo):
+        raise SampleError({"file": ["send either a file or the name of a demo data set"]})
+    if DataSample.objects.filter(owner=owner).count() >= conf.value("SAMPLES_PER_USER"):
+        raise SampleError(
+            {"file": [f"you keep {conf.value('SAMPLES_PER_USER')} samples already; delete one first"]}
+        )
+    limits = conf.limits()
+    if upload is not None:
+        if upload.size is not None and upload.size > limits.max_bytes:
+            raise SampleError({"file": [too_big(upload.size, limits.max_bytes)]})
+        original = (upload.name or "upload")[-255:]
+        data = upload.read(limits.max_bytes + 1)
+        sample = parse_upload(original, data, label_column=label_column, limits=limits)
+        fmt = original.rsplit(".", 1)[-1].lower()
+        upload_bytes = len(data)
+    else:
+        sample = samples.demo(demo)
+        original, fmt, upload_bytes = demo, "demo", 0
+        label_column = ""
+    if recommendation is not None:
+        errors = fit_errors(sample_info=sample, spec=recommendation.spec)
+        if errors:
+            raise SampleError(errors)
+    rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
+    path = conf.samples_root() / rel
+    size = samples.save(sample, path)
+    try:
+        return DataSample.objects.create(
+            owner=owner,
+            name=(name.strip() or original)[:200],
+            format=fmt,
+            original_name=original,
+            label_column=label_column[:200],
+            path=rel,
+            size_bytes=size,
+            upload_bytes=upload_bytes,
+            examples=sample.examples,
+            input_shape=sample.input_shape,
+            label_kind=sample.label_kind,
+            outputs=sample.outputs,
+            info=sample.describe(),
+        )
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def fit_errors(*, sample_info: samples.Sample, spec: dict[str, Any]) -> dict[str, list[str]]:
+    if spec.get("task") == "generation":
+        return {"recommendation": ["a generation task has no accuracy to probe"]}
+    data = spec.get("data") or {}
+    return check_fit(
+        sample_info,
+        goal=spec.get("goal") or "classify",
+        input_shape=data.get("input_shape") or [],
+        outputs=data.get("outputs"),
+    )
+
+
+def delete_sample(*, sample: DataSample) -> None:
+    if sample.probes.exclude(status__in=ProbeJob.FINISHED).exists():
+        raise Conflict("a queued or running probe still uses this sample; cancel it first")
+    path = sample.file
+    sample.delete()
+    transaction.on_commit(lambda: path.unlink(missing_ok=True))
+
+
+# --- probe jobs --------------------------------------------------------------------------------------------
+
+
+def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
+    """The first shallow and the first deep candidate of the recommendation (net.shallow.first)."""
+    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    shallow = next((i for i, c in enumerate(candidates) if c.get("depth") == "shallow"), None)
+    deep = next((i for i, c in enumerate(candidates) if c.get("depth") == "deep"), None)
+    return shallow, deep
+
+
+def submit_probe(
+    *,
+    owner: AbstractBaseUser,
+    recommendation: Recommendation,
+    sample: DataSample,
+    device: Device,
+    time_limit_seconds: int | None = None,
+) -> ProbeJob:
+    limit = time_limit_seconds or conf.value("PROBE_DEFAULT_SECONDS")
+    errors: dict[str, list[str]] = {}
+    if not device.online:
+        errors["device"] = [
+            f"device {device.id} is offline (its worker has not been seen since {device.last_seen})"
+        ]
+    if not 1 <= limit <= conf.value("PROBE_MAX_SECONDS"):
+        errors["time_limit_seconds"] = [f"must be from 1 to {conf.value('PROBE_MAX_SECONDS')} seconds"]
+    try:
+        stored = samples.load(sample.file)
+    except (OSError, ValueError):
+        errors["sample"] = ["the sample's file cannot be read any more; upload it again"]
+    else:
+        errors.update(fit_errors(sample_info=stored, spec=recommendation.spec))
+    shallow, deep = pick_candidates(recommendation)
+    goal = recommendation.spec.get("goal") or "classify"
+    usable = [
+        i
+        for i in (shallow, deep)
+        if i is not None and trainable(recommendation.result["candidates"][i], goal) is None
+    ]
+    if not usable:
+        errors.setdefault("recommendation", []).append(
+            "none of its candidates can be trained on labelled data (the probe needs a shallow or deep "
+            "network with a supervised output)"
+        )
+    cap = conf.value("PROBE_MAX_PARAMETERS")
+    for i in usable:
+        params = int(recommendation.result["candidates"][i].get("parameters") or 0)
+        if params > cap:
+            errors.setdefault("recommendation", []).append(
+                f"candidate {i} has {params:,} parameters, above this server's probe cap of {cap:,} "
+                "(PROBE_MAX_PARAMETERS)"
+            )
+    if errors:
+        raise ProbeRefused(errors)
+    with transaction.atomic():
+        job = ProbeJob.objects.create(
+            owner=owner,
+            recommendation=recommendation,
+            sample=sample,
+            device=device,
+            shallow_candidate=shallow,
+            deep_candidate=deep,
+            time_limit_seconds=limit,
+        )
+        transaction.on_commit(lambda: publish(job))
+    return job
+
+
+def publish(job: ProbeJob) -> bool:
+    """Hand the job to the broker on its device's own queue (shared with calibrations, so a probe and a
+    calibration never run on one device at once). Unsent jobs stay queued with sent_at empty."""
+    from advisor.probe.tasks import run_probe
+
+    try:
+        result = run_probe.apply_async(args=[job.pk], queue=job.device.queue, retry=False)
+    except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
+        log.warning("probe %s not sent, broker unreachable: %s", job.pk, exc)
+        return False
+    ProbeJob.objects.filter(pk=job.pk).update(
+        sent_at=timezone.now(), options={**job.options, "task_id": result.id}
+    )
+    return True
+
+
+def resend_unsent(*, queues: list[str]) -> int:
+    jobs = ProbeJob.objects.filter(status=ProbeJob.QUEUED, sent_at__isnull=True, device__queue__in=queues)
+    return sum(publish(job) for job in jobs.select_related("device"))
+
+
+def cancel_probe(*, job: ProbeJob) -> ProbeJob:
+    """Queued: cancelled at once (a message that still arrives finds nothing to claim). Running: the runner
+    stops the training process at its next check, keeping what was measured."""
+    if ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.QUEUED).update(
+        status=ProbeJob.CANCELLED, finished_at=timezone.now(), step="cancelled before it started"
+    ):
+        pass
+    elif not ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.RUNNING).update(cancel_requested=True):
+        job.refresh_from_db()
+        raise Conflict(f"probe {job.pk} already {job.status}")
+    job.refresh_from_db()
+    return job
+
+
+def seconds_per_epoch(rec: Recommendation, index: int | None) -> dict[str, Any] | None:
+    """The candidate's time per epoch, measured where a calibration finished, else analytic."""
+    if index is None:
+        return None
+    candidates = core.recommendation_payload(rec)["candidates"]
+    estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
+    if estimate.get("seconds_per_epoch") is None:
+        return None
+    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}

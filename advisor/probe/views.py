@@ -1,0 +1,165 @@
+"""The probe's pages: choose or upload a sample and start a probe from a recommendation; the probe page (htmx
+polling until done) with the verdict, the learning curve and the per-epoch scores; the user's samples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from advisor.models import Device, Recommendation
+from advisor.probe import conf, services
+from advisor.probe.forms import ProbeForm, SampleForm
+from advisor.probe.learning.samples import SampleError
+from advisor.probe.models import DataSample, ProbeJob
+from advisor.probe.plot import probe_charts
+
+
+def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
+    return queryset if request.user.is_staff else queryset.filter(owner=request.user)
+
+
+def _page(
+    request: HttpRequest,
+    rec: Recommendation,
+    *,
+    sample_form: SampleForm | None = None,
+    probe_form: ProbeForm | None = None,
+    status: int = 200,
+    selected: int | None = None,
+) -> HttpResponse:
+    samples = list(DataSample.objects.filter(owner=request.user)[:50])
+    devices = [d for d in Device.objects.all() if d.online]
+    initial = {"sample": selected} if selected else {}
+    shallow, deep = services.pick_candidates(rec)
+    candidates = rec.result.get("candidates", [])
+    context = {
+        "rec": rec,
+        "samples": samples,
+        "devices": devices,
+        "sample_form": sample_form or SampleForm(),
+        "probe_form": probe_form or ProbeForm(initial=initial, samples=samples, devices=devices),
+        "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
+        "deep": None if deep is None else {"index": deep, **candidates[deep]},
+        "probes": rec.probes.filter(owner=request.user)[:20],
+        "max_mib": conf.value("SAMPLE_MAX_BYTES") / 2**20,
+    }
+    return render(request, "probe/new.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
+    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
+    if request.method == "GET":
+        selected = request.GET.get("sample", "")
+        return _page(
+            request, rec, selected=int(selected) if selected.isdigit() and len(selected) < 18 else None
+        )
+    samples = list(DataSample.objects.filter(owner=request.user)[:50])
+    devices = [d for d in Device.objects.all() if d.online]
+    form = ProbeForm(request.POST, samples=samples, devices=devices)
+    if not form.is_valid():
+        return _page(request, rec, probe_form=form, status=400)
+    data = form.cleaned_data
+    try:
+        job = services.submit_probe(
+            owner=request.user,
+            recommendation=rec,
+            sample=next(s for s in samples if s.pk == data["sample"]),
+            device=next(d for d in devices if d.id == data["device"]),
+            time_limit_seconds=data["time_limit_seconds"],
+        )
+    except services.ProbeRefused as exc:
+        for field, texts in exc.errors.items():
+            form.add_error(None, f"{field}: {' '.join(texts)}")
+        return _page(request, rec, probe_form=form, status=400)
+    return redirect("probe", pk=job.pk)
+
+
+@require_POST
+@login_required
+def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
+    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
+    form = SampleForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, rec, sample_form=form, status=400)
+    data = form.cleaned_data
+    try:
+        sample = services.create_sample(
+            owner=request.user,
+            upload=data.get("file"),
+            demo=data.get("demo") or "",
+            name=data.get("name") or "",
+            label_column=data.get("label_column") or "",
+            recommendation=rec,
+        )
+    except SampleError as exc:
+        for field, texts in exc.errors.items():
+            form.add_error(None, f"{field}: {' '.join(texts)}")
+        return _page(request, rec, sample_form=form, status=400)
+    messages.success(request, f"Sample “{sample.name}” kept: {sample.examples} examples.")
+    return redirect(f"{reverse('probe-new', args=[rec.pk])}?sample={sample.pk}")
+
+
+@require_GET
+@login_required
+def probe(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(
+        _own(ProbeJob.objects.select_related("recommendation", "sample", "device"), request), pk=pk
+    )
+    target = (job.recommendation.spec.get("target") or {}).get("accuracy")
+    context = {
+        "job": job,
+        "results": job.results,
+        "verdict": job.verdict,
+        "charts": probe_charts(job.results, target),
+        "target": target,
+    }
+    if request.htmx:
+        response = render(request, "probe/probe.html#status", context)
+        return HttpResponseStopPolling(response.content) if job.finished else response
+    return render(request, "probe/probe.html", context)
+
+
+@require_POST
+@login_required
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(_own(ProbeJob.objects.all(), request), pk=pk)
+    try:
+        services.cancel_probe(job=job)
+    except services.Conflict as exc:
+        messages.info(request, str(exc))
+    return redirect("probe", pk=job.pk)
+
+
+@require_GET
+@login_required
+def sample_list(request: HttpRequest) -> HttpResponse:
+    samples = _own(DataSample.objects.all(), request)[:100]
+    return render(request, "probe/samples.html", {"samples": samples})
+
+
+@require_POST
+@login_required
+def delete_sample(request: HttpRequest, pk: int) -> HttpResponse:
+    sample = get_object_or_404(_own(DataSample.objects.all(), request), pk=pk)
+    try:
+        services.delete_sample(sample=sample)
+    except services.Conflict as exc:
+        messages.error(request, str(exc))
+        return render(
+            request,
+            "probe/samples.html",
+            {"samples": _own(DataSample.objects.all(), request)[:100]},
+            status=409,
+        )
+    messages.success(request, f"Sample “{sample.name}” deleted.")
+    return redirect("samples")
