@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -91,13 +92,11 @@ def _choice(err: _Errors, path: str, value: Any, allowed: tuple[str, ...]) -> st
 
 
 def _show(value: Any) -> str:
-    text = (
-        repr(value)
-        if isinstance(value, str)
-        else str(value).replace("True", "true").replace("False", "false")
-    )
-    if value is None:
-        text = "null"
+    """A value as the user wrote it in JSON, shortened."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -128,10 +127,11 @@ def normalise(spec: Any) -> dict[str, Any]:
     if not isinstance(spec, dict):
         raise SpecError({"spec": ["must be a JSON object describing the task"]})
     _unknown(err, spec, "")
-    task = _choice(err, "task", spec.get("task"), TASKS) if "task" in spec else None
-    if "task" not in spec or spec.get("task") is None:
-        err.by_path.pop("task", None)
+    if spec.get("task") is None:
         err.add("task", f"is required: one of {', '.join(TASKS)}")
+        task = None
+    else:
+        task = _choice(err, "task", spec["task"], TASKS)
     data = _data(err, _section(err, spec, "data", required=True), task)
     generation = _generation(err, spec, task, data)
     goal = "classify" if spec.get("goal") is None else _choice(err, "goal", spec.get("goal"), GOALS)

@@ -4,6 +4,7 @@ by stage, DN growing; training set-up per Shi et al. and W; capacity growing wit
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from typing import Any
 
@@ -113,3 +114,11 @@ def test_it_gives_every_candidate_the_contracts_fields() -> None:
             len(candidate["hidden_sizes"]) == 1 and candidate["family"] in ("ffn", "ae", "rbm")
         )
         assert candidate["estimate"]["seconds_to_train"] > 0 and candidate["estimate"]["basis"] == "analytic"
+
+
+def test_it_answers_in_plain_json_that_round_trips() -> None:
+    for task_spec in grid()[::3]:
+        rec = recommend(task_spec)
+        text = json.dumps(rec, allow_nan=False)
+        assert json.loads(text) == rec
+        assert set(rec) == {"spec", "candidates", "hardware_plan", "dataflow", "reasons"}
