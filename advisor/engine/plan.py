@@ -56,6 +56,8 @@ def make_plan(
             )
         )
         _scale_for_budget(spec, plan, available, seconds_to_train)
+        if catalog.gpu(hardware["gpu"])["tensor_cores"]:
+            reasons.append(_mixed_precision(catalog.gpu(hardware["gpu"])))
     elif hardware["gpu"] is not None:
         _too_big_for_one_gpu(spec, plan, memory_total, per_gpu, available)
     if plan["device"] == "cpu":
@@ -196,4 +198,13 @@ def _too_big_for_one_gpu(
             f"more memory, or add {-(-memory_total // int(per_gpu)) - available} more GPUs for model "
             "parallelism.",
         )
+    )
+
+
+def _mixed_precision(entry: dict[str, Any]) -> dict[str, Any]:
+    return reason(
+        "gpu.fp16",
+        f"The {entry['name']} peaks at {entry['fp16_tflops']:g} TFLOPS in FP16 on its tensor cores against "
+        f"{entry['fp32_tflops']:g} in FP32: train in mixed precision (torch.autocast). The estimates here "
+        "assume FP32.",
     )

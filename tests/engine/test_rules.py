@@ -177,6 +177,7 @@ TABLE = [
     ("data.gpu.fit", MNIST_GPU, BIG_DATA_GPU, "any"),
     ("data.example.size", spec("vision", [1, 512, 512], outputs=2), MNIST, "any"),
     ("cpu.allocator", IMAGENET, TABULAR, "any"),
+    ("gpu.fp16", spec("tabular", [20], outputs=3, hardware={**GPU, "gpu": "a100-80gb"}), MNIST_GPU, "any"),
     (
         "budget.unmet",
         spec(
@@ -231,7 +232,8 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
     for rule in catalog:
         assert rule["text"][0].isupper() and rule["text"].endswith(".")
         assert any(
-            name in rule["source"] for name in ("Wünsche", "Shi", "PyTorch", "Goodfellow", "Hinton", "Bengio")
+            name in rule["source"]
+            for name in ("Wünsche", "Shi", "PyTorch", "Goodfellow", "Hinton", "Bengio", "Micikevicius")
         )
     catalog[0]["text"] = "changed"
     assert rules()[0]["text"] != "changed"
