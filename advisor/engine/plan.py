@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -176,7 +177,7 @@ def _too_big_for_one_gpu(
     name = catalog.gpu(spec["hardware"]["gpu"])["name"]
     need = memory_total / GB
     if per_gpu * available >= memory_total:
-        total = min(available, max(2, -(-memory_total // int(per_gpu))))
+        total = min(available, max(2, math.ceil(memory_total / per_gpu)))
         per_node = spec["hardware"]["gpus_per_node"]
         plan.update(device="gpu", gpus=min(total, per_node), nodes=-(-total // per_node))
         plan["parallelism"] = "model" if plan["nodes"] == 1 else "hybrid"
@@ -195,7 +196,7 @@ def _too_big_for_one_gpu(
             "gpu.memory",
             f"Training needs about {need:,.3g} GB even at the smallest batch, more than your "
             f"{available} x {name} ({per_gpu / GB:,.3g} GB usable each): train on the CPU, choose a GPU with "
-            f"more memory, or add {-(-memory_total // int(per_gpu)) - available} more GPUs for model "
+            f"more memory, or add {math.ceil(memory_total / per_gpu) - available} more GPUs for model "
             "parallelism.",
         )
     )

@@ -149,3 +149,12 @@ def test_it_answers_a_network_larger_than_any_memory_with_the_rule_that_says_so(
     assert rec["hardware_plan"]["device"] == "cpu"
     assert "size.exceeds.memory" in {r["rule"] for r in rec["reasons"]}
     assert "gpu.memory" in {r["rule"] for r in rec["hardware_plan"]["reasons"]}
+
+
+@pytest.mark.parametrize("per_node", [1, 8])
+def test_it_answers_when_the_gpu_is_too_small_for_anything(per_node: int) -> None:
+    rec = recommend(
+        spec("tabular", [20], outputs=2, hardware={**GPU, "gpu_memory_gb": 1e-9, "gpus_per_node": per_node})
+    )
+    assert rec["hardware_plan"]["device"] == "cpu"
+    assert "gpu.memory" in {r["rule"] for r in rec["hardware_plan"]["reasons"]}

@@ -210,6 +210,10 @@ _values = st.one_of(
     per_node=_values,
     budget=_values,
     goal=st.sampled_from([None, "classify", "regress", "compress", 7]),
+    gpu_memory=st.one_of(st.none(), st.floats(min_value=1e-12, max_value=1e4)),
+    nodes=st.one_of(st.none(), st.integers(1, 300)),
+    accuracy=st.one_of(st.none(), st.floats(0, 1)),
+    fraction=st.one_of(st.none(), st.floats(0, 1)),
 )
 def test_it_answers_or_explains_but_never_crashes(**values: Any) -> None:
     spec = {
@@ -221,8 +225,15 @@ def test_it_answers_or_explains_but_never_crashes(**values: Any) -> None:
             "outputs": values["outputs"],
             "vocab_size": values["vocab"],
         },
-        "hardware": {"cpu_cores": 4, "ram_gb": 16, "gpu": values["gpu"], "gpus_per_node": values["per_node"]},
-        "target": {"time_budget_hours": values["budget"]},
+        "hardware": {
+            "cpu_cores": 4,
+            "ram_gb": 16,
+            "gpu": values["gpu"],
+            "gpus_per_node": values["per_node"],
+            "gpu_memory_gb": values["gpu_memory"],
+            "nodes": values["nodes"],
+        },
+        "target": {"time_budget_hours": values["budget"], "accuracy": values["accuracy"]},
     }
     try:
         rec = recommend(spec)
