@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
 
 from advisor.models import CalibrationJob, Device, Recommendation
 
 PAGE_SIZE = 20
+MAX_COMPARED_CANDIDATES = 5  # the engine lists at most a handful of alternatives
 
 
 def visible_recommendations(user: Any) -> QuerySet[Recommendation]:
@@ -44,11 +47,36 @@ def paginate(queryset: QuerySet[Any], page: str | int | None, per_page: int = PA
     return Paginator(queryset, per_page).get_page(page)
 
 
+def _listed(queryset: QuerySet[Recommendation]) -> QuerySet[Recommendation]:
+    """A recommendation as a list shows it: a few keys of its JSON, read by the database, not the whole
+    answer (tens of kB for a published network) decoded in Python for each row."""
+    return queryset.defer("spec", "result").annotate(
+        task=KT("spec__task"),
+        examples=KT("spec__data__examples"),
+        family0=KT("result__candidates__0__family"),
+    )
+
+
 def recommendation_history(user: Any, page: str | int | None) -> Page[Any]:
-    queryset = visible_recommendations(user).annotate(calibration_count=Count("calibrations"))
-    # An aggregate drops Meta.ordering: order explicitly, or pages could overlap.
-    queryset = queryset.order_by("-created_at", "-id")
-    return paginate(queryset, page)
+    # A correlated count, evaluated only for the page's rows; a JOIN with GROUP BY would group every row of
+    # the user's history by all its columns, JSON included.
+    calibrations = (
+        CalibrationJob.objects.filter(recommendation=OuterRef("pk"))
+        .order_by()
+        .values("recommendation")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    # Page over ids alone (an index scan), then read only that page's rows: an OFFSET deep into the
+    # history would otherwise make the database evaluate the JSON keys of every row it skips.
+    found = paginate(visible_recommendations(user).values_list("id", flat=True), page)
+    ids = list(found.object_list)
+    rows = _listed(Recommendation.objects.select_related("owner").filter(pk__in=ids)).annotate(
+        calibration_count=Coalesce(Subquery(calibrations, output_field=IntegerField()), Value(0))
+    )
+    by_id = {row.pk: row for row in rows}
+    found.object_list = [by_id[pk] for pk in ids if pk in by_id]
+    return found
 
 
 def calibration_history(user: Any, page: str | int | None) -> Page[Any]:
@@ -57,7 +85,7 @@ def calibration_history(user: Any, page: str | int | None) -> Page[Any]:
 
 
 def recent_recommendations(user: Any, limit: int = 5) -> list[Recommendation]:
-    return list(visible_recommendations(user)[:limit])
+    return list(_listed(visible_recommendations(user))[:limit])
 
 
 def calibrations_of(recommendation: Recommendation, user: Any, limit: int = 20) -> list[CalibrationJob]:
@@ -67,19 +95,20 @@ def calibrations_of(recommendation: Recommendation, user: Any, limit: int = 20) 
     return list(jobs[:limit])
 
 
-def compare_choices(user: Any, limit: int = 30) -> dict[str, list[tuple[str, str]]]:
-    """Compare-page options: candidates of recent recommendations, recent finished calibrations."""
+def compare_choices(user: Any, kind: str, limit: int = 20) -> list[tuple[str, str]]:
+    """Compare-page options: candidates of recent recommendations, or recent finished calibrations."""
+    if kind == "devices":
+        jobs = visible_calibrations(user).defer("summary").filter(status=CalibrationJob.SUCCEEDED)[:limit]
+        return [(str(job.pk), f"calibration #{job.pk} on {job.device_id} ({job.status})") for job in jobs]
+    keys = {f"f{i}": KT(f"result__candidates__{i}__family") for i in range(MAX_COMPARED_CANDIDATES)}
+    keys |= {f"d{i}": KT(f"result__candidates__{i}__depth") for i in range(MAX_COMPARED_CANDIDATES)}
     candidates = []
-    for rec in visible_recommendations(user).only("id", "result", "created_at", "owner")[:limit]:
-        for i, cand in enumerate(rec.result.get("candidates", [])):
-            candidates.append(
-                (f"{rec.pk}:{i}", f"#{rec.pk} candidate {i + 1}: {cand['family']} ({cand['depth']})")
-            )
-    jobs = [
-        (str(job.pk), f"calibration #{job.pk} on {job.device_id} ({job.status})")
-        for job in visible_calibrations(user).defer("summary").filter(status=CalibrationJob.SUCCEEDED)[:limit]
-    ]
-    return {"candidates": candidates, "devices": jobs}
+    for row in visible_recommendations(user).values("id", **keys)[:limit]:
+        for i in range(MAX_COMPARED_CANDIDATES):
+            if row[f"f{i}"]:
+                label = f"#{row['id']} candidate {i + 1}: {row[f'f{i}']} ({row[f'd{i}']})"
+                candidates.append((f"{row['id']}:{i}", label))
+    return candidates
 
 
 def candidate_ref(user: Any, ref: str) -> tuple[Recommendation, int] | None:

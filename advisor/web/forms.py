@@ -27,7 +27,8 @@ GENERATION_CHOICES = [
     ("controlled", "Controlled — output follows a specification"),
     ("sequence", "Sequence — text, music, series"),
 ]
-BYTES_CHOICES = [(1, "1 (uint8)"), (2, "2 (float16)"), (4, "4 (float32)"), (8, "8 (float64)")]
+# Defaults first: a blank value (the engine's default) then shows as what the engine will use.
+BYTES_CHOICES = [(4, "4 (float32)"), (2, "2 (float16)"), (1, "1 (uint8)"), (8, "8 (float64)")]
 
 # Which wizard step shows which field; every other field travels along hidden.
 STEPS: list[tuple[str, str, tuple[str, ...]]] = [
@@ -94,8 +95,9 @@ def _gpu_choices() -> list[tuple[str, str]]:
     ]
 
 
-def _catalog_choices(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(e["id"], f"{e['name']} ({e['gbps']:g} GB/s)") for e in entries]
+def _catalog_choices(entries: list[dict[str, Any]], default: str) -> list[tuple[str, str]]:
+    ordered = sorted(entries, key=lambda e: e["id"] != default)
+    return [(e["id"], f"{e['name']} ({e['gbps']:g} GB/s)") for e in ordered]
 
 
 class SpecForm(forms.Form):
@@ -130,10 +132,12 @@ class SpecForm(forms.Form):
     )
     nodes = forms.IntegerField(required=False, label="Nodes")
     link = forms.ChoiceField(
-        choices=lambda: _catalog_choices(engine.link_catalog()), required=False, label="Host to GPU link"
+        choices=lambda: _catalog_choices(engine.link_catalog(), "pcie3"),
+        required=False,
+        label="Host to GPU link",
     )
     storage = forms.ChoiceField(
-        choices=lambda: _catalog_choices(engine.storage_catalog()), required=False, label="Storage"
+        choices=lambda: _catalog_choices(engine.storage_catalog(), "ssd"), required=False, label="Storage"
     )
     accuracy = forms.FloatField(required=False, label="Accuracy target", help_text="0 to 1, e.g. 0.98")
     time_budget_hours = forms.FloatField(required=False, label="Time budget (hours)")

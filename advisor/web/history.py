@@ -49,7 +49,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "kind": kind,
         "a": a,
         "b": b,
-        "choices": queries.compare_choices(request.user)[kind],
+        "choices": queries.compare_choices(request.user, kind),
         "columns": columns,
         "rows": _rows(columns),
         "missing": missing,
@@ -97,7 +97,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
 def _device_column(job: CalibrationJob) -> dict[str, Any]:
     from advisor.web.jobs import job_view
 
-    v = job_view(job)
+    v = job_view(job, plots=False)
     ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"]]
     best = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"]) if ok else None
     device = job.device

@@ -57,7 +57,7 @@ def eta(job: CalibrationJob) -> dict[str, Any]:
     return {"elapsed": elapsed, "remaining": remaining, "text": text}
 
 
-def job_view(job: CalibrationJob) -> dict[str, Any]:
+def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     rows = measurement_rows(job)
     candidates = job.recommendation.result.get("candidates", [])
     candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
@@ -65,7 +65,7 @@ def job_view(job: CalibrationJob) -> dict[str, Any]:
     failures = [r for r in rows if r["status"] != "ok"]
     return {
         "rows": rows,
-        "plots": calibration_plots(rows),
+        "plots": calibration_plots(rows) if plots else [],
         "eta": eta(job),
         "percent": round(100 * job.progress),
         "candidate": candidate,

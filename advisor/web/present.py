@@ -61,6 +61,8 @@ def nbytes(value: float | None) -> str:
 def duration(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "—"
+    if seconds == 0:
+        return "0 s"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.3g} µs"
     if seconds < 1:

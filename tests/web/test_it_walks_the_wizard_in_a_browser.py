@@ -1,0 +1,137 @@
+"""Headless Chromium against a live server and a real worker: the wizard for a vision and a tabular task, the
+recommendation, a calibration watched live to its measured results and plots, and screenshots of each page."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.a11y import CONTRAST_JS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def page(chromium_path: str, live_server: Any, user: Any) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path, args=ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        tab = context.new_page()
+        tab.goto("/")
+        tab.fill("#id_username", "ada")
+        tab.fill("#id_password", "correct-horse-battery")
+        tab.click("button[type=submit]")
+        tab.wait_for_url(re.compile(r"/$"))
+        try:
+            yield tab
+        finally:
+            context.close()
+            browser.close()
+
+
+def shoot(page: Any, name: str) -> None:
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    assert page.evaluate(CONTRAST_JS) == [], name
+
+
+def next_step(page: Any, step: str) -> None:
+    page.click(f"button[name=go][value={step}]")
+    page.wait_for_selector(f"button[aria-current=step][value={step}]")
+
+
+def test_it_walks_a_vision_task_with_live_validation(page: Any) -> None:
+    page.click("button[name=example][value=mnist]")
+    page.wait_for_function("document.querySelector('input[name=task][value=vision]').checked")
+    shoot(page, "01-wizard-task")
+    next_step(page, "data")
+    page.fill("#id_input_shape", "28, 28")  # typed, not submitted: the live check answers
+    page.wait_for_selector("#err-input_shape:has-text('vision needs [channels, height, width]')")
+    assert page.get_attribute("#id_input_shape", "aria-invalid") is None  # set on the next full render
+    shoot(page, "02-wizard-data-error")
+    page.fill("#id_input_shape", "3, 32, 32")
+    page.wait_for_function("document.querySelector('#err-input_shape').textContent.trim() === ''")
+    page.wait_for_selector("#preview:has-text('Preview: first candidate') >> .big")
+    next_step(page, "hardware")
+    shoot(page, "03-wizard-hardware")
+    next_step(page, "target")
+    page.click("button[name=go][value=recommend]")
+    page.wait_for_url(re.compile(r"/recommendations/\d+/$"))
+    heading = page.inner_text("h1")
+    assert heading.startswith("Recommendation #")
+    assert page.locator("svg.net").count() >= 1 and page.locator(".badge.analytic").count() >= 3
+    assert "3\u00d732\u00d732" in (page.locator("svg.net").first.text_content() or "")
+    shoot(page, "04-recommendation-vision")
+    page.click("a:has-text('Details') >> nth=1")
+    page.wait_for_selector("#cand-h:has-text('Candidate 2')")
+    assert "?c=1" in page.url
+
+
+def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: Any) -> None:
+    page.goto("/")
+    page.click("button[name=example][value=tabular]")
+    page.wait_for_function("document.querySelector('input[name=task][value=tabular]').checked")
+    next_step(page, "data")
+    page.fill("#id_examples", "2000")
+    next_step(page, "hardware")
+    page.click(f"button[name=use_device][value='{worker.device_id}']")
+    page.wait_for_selector("button[aria-current=step][value=hardware]")
+    next_step(page, "target")
+    page.fill("#id_accuracy", "0.9")
+    page.click("button[name=go][value=recommend]")
+    page.wait_for_url(re.compile(r"/recommendations/\d+/$"))
+    page.select_option("#id_device", worker.device_id)
+    page.fill("#id_batch_sizes", "32")
+    page.fill("#id_threads", "1")
+    shoot(page, "05-recommendation-tabular")
+    page.click("button:has-text('Calibrate candidate 1')")
+    page.wait_for_url(re.compile(r"/calibrations/\d+/$"))
+    states = set()
+    for _ in range(240):  # htmx polls every second; watch what the user sees
+        states.add(page.inner_text("#job-state"))
+        if states & {"succeeded", "failed", "cancelled"}:
+            break
+        if "running" in states and not (SHOTS / "06-calibration-running.png").exists():
+            page.screenshot(path=str(SHOTS / "06-calibration-running.png"), full_page=True)
+        page.wait_for_timeout(250)
+    assert page.inner_text("#job-state") == "succeeded", (states, worker.log()[-3000:])
+    assert page.get_attribute("#job-status", "hx-get") is None  # polling stopped (286)
+    rows = page.locator("#results tbody tr")
+    assert rows.count() >= 1 and "32" in rows.first.inner_text()
+    assert page.locator(".plot svg").count() >= 1 and page.locator(".plot circle").count() >= 1
+    assert page.locator("#measured-to-train").inner_text().strip() not in ("", "—")
+    shoot(page, "07-calibration-done")
+    page.click("text=recommendation #")
+    page.wait_for_selector(".badge.measured")
+    for url, name in (
+        ("/history/", "08-history"),
+        ("/history/calibrations/", "09-history-calibrations"),
+        ("/compare/?kind=candidates", "10-compare"),
+        ("/rules/", "11-rules"),
+        ("/account/token/", "12-token"),
+    ):
+        page.goto(url)
+        shoot(page, name)
+    rec_id = re.search(
+        r"#(\d+)", page.goto("/history/") and page.inner_text("#list tbody tr >> nth=0")
+    ).group(1)
+    page.goto(f"/compare/?kind=candidates&a={rec_id}:0&b={rec_id}:1")
+    assert page.locator("table.compare tbody tr").count() >= 5
+    shoot(page, "13-compare-candidates")
