@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +23,7 @@ from rest_framework.test import APIClient
 
 from advisor import services, workers
 from advisor.models import Device, Recommendation
-from tests.conftest import need
+from tests.conftest import REPO, need, worker_env
 
 REDIS_SERVER = "/usr/bin/redis-server"
 
@@ -156,3 +160,42 @@ def redis_broker(redis_server: RedisServer, settings: Any) -> Iterator[RedisServ
     finally:
         app.conf.broker_write_url, app.conf.broker_transport_options = saved
         _reset_publishing(app)
+
+
+@pytest.fixture
+def live_server_url(tmp_path: Path) -> Iterator[str]:
+    """gunicorn, the production server, on the test database (committed rows are visible to it)."""
+    port = free_port()
+    log = (tmp_path / "gunicorn.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "advisor.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+            "--timeout",
+            "60",
+        ],
+        cwd=REPO,
+        env=worker_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v1/schema/", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp_path / "gunicorn.log").read_text()) from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
