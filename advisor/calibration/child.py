@@ -135,11 +135,13 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
     events.put({"type": "done", "stop_reason": stop_reason, "done": done, "total": total})
 
 
-def child_main(payload: dict[str, Any], events: EventSink) -> None:
-    """Entry point of the spawned process."""
+def child_main(payload: dict[str, Any], events: Any) -> None:
+    """Entry point of the spawned process; `events` is a multiprocessing queue."""
+    code = 0
     try:
         run_sweep(payload, events)
     except BaseException as exc:  # report anything, even KeyboardInterrupt, before the process ends
+        code = 1
         events.put(
             {
                 "type": "error",
@@ -147,3 +149,7 @@ def child_main(payload: dict[str, Any], events: EventSink) -> None:
                 "traceback": traceback.format_exc(limit=8),
             }
         )
+    # Flush the queue, then leave at once: tearing down an interpreter with torch loaded takes seconds.
+    events.close()
+    events.join_thread()
+    os._exit(code)

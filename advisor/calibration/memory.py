@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import gc
 import re
 import resource
+from typing import Any
 
 import psutil
 
@@ -52,10 +54,19 @@ def release_free_memory() -> None:
     # Young generations only: a configuration's garbage is young, and a full collection scans all of torch's
     # module objects (about 0.6 s here), which would dwarf a short measurement.
     gc.collect(1)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, looked up once (find_library runs ldconfig), or None where libc is not glibc."""
     name = ctypes.util.find_library("c")
     if name:
-        with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
-            ctypes.CDLL(name).malloc_trim(0)
+        with contextlib.suppress(OSError, AttributeError):
+            return ctypes.CDLL(name).malloc_trim
+    return None
 
 
 def limit_data_memory(extra_bytes: int) -> int:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from advisor.calibration.allocator import child_environment
+from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.child import child_main
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
@@ -127,6 +127,7 @@ def _run_child(
     on_event: Callable[[Event], None],
     should_cancel: Callable[[], bool],
     results: list[Event],
+    children: list[dict[str, Any]],
 ) -> tuple[str, str | None, str | None]:
     """Run one child to its end; relay its events. Returns (status, error, stop_reason)."""
     ctx = mp.get_context("spawn")
@@ -142,6 +143,7 @@ def _run_child(
                 del os.environ[key]
         try:
             proc.start()
+            children.append({"pid": proc.pid, "allocator": current_allocator(env)})
         finally:
             for key, value in changed.items():
                 if value is None:
@@ -202,12 +204,13 @@ def run_job(
     deadline = started + plan.time_limit_s
     payload = _payload(plan)
     results: list[Event] = []
+    children: list[dict[str, Any]] = []
     auto = plan.allocator == "auto" and plan.device == "cpu"
     first = "tuned" if plan.allocator == "tuned" else "default"
     share = FIRST_PHASE_SHARE if auto else 1.0
     payload["budget_s"] = max(0.0, plan.time_limit_s * share - EXIT_MARGIN_S)
     status, error, stop_reason = _run_child(
-        payload, child_environment(first), deadline, on_event, should_cancel, results
+        payload, child_environment(first), deadline, on_event, should_cancel, results, children
     )
     finding: dict[str, Any] | None = None
     if auto and status == "succeeded":
@@ -217,7 +220,7 @@ def run_job(
             payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
             payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
             status, error, _ = _run_child(
-                payload2, child_environment("tuned"), deadline, on_event, should_cancel, results
+                payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children
             )
         finding = allocator_finding(results, sys_share, plan.system_share_threshold)
     summary = sweep_summary(results)
@@ -230,6 +233,7 @@ def run_job(
         "elapsed_s": time.monotonic() - started,
         "configurations": len(results),
         "results": results,
+        "children": children,
         **summary,
         "allocator": finding,
         "reasons": summary["reasons"] + ([finding["reason"]] if finding and finding.get("reason") else []),

@@ -1,0 +1,164 @@
+"""run_job(): sweeps in a real spawned child, out of memory under a real cap, cancellation, time limit, crash,
+and the allocator re-measure. Each test starts real child processes (2-5 s each to import torch)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import psutil
+import pytest
+
+from advisor.calibration import JobPlan, PlanError, run_job
+from tests.calibration import candidates as C
+
+pytestmark = pytest.mark.slow
+
+QUICK = {"min_iterations": 2, "min_seconds": 0.0, "warmup": 1}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_it_sweeps_batches_and_threads_in_a_child_and_relays_each_result() -> None:
+    rec = Recorder()
+    plan = JobPlan(C.ffn(), batch_sizes=[16, 8], threads=[1, 2], allocator="default", **QUICK)
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    results = rec.of("result")
+    assert [(e["batch_size"], e["threads"]) for e in results] == [(8, 1), (8, 2), (16, 1), (16, 2)]
+    assert all(e["pid"] != os.getpid() and e["allocator"] == "default" for e in results)
+    assert all(e["result"]["status"] == "ok" and e["result"]["threads"] == e["threads"] for e in results)
+    progress = rec.of("progress")
+    assert progress[0]["done"] == 0 and progress[-1]["done"] == progress[-1]["total"] == 4
+    assert "batch 8, 1 threads: timing" in [p["step"] for p in progress]
+    assert summary["fastest"]["seconds_per_example"] == min(
+        e["result"]["seconds_per_batch"] / e["batch_size"] for e in results
+    )
+    assert {r["threads"] for r in summary["thread_scaling"]} == {1, 2}
+    assert summary["threads_rule"]["rule"] == "cpu.threads.physical"
+
+
+def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
+    """The child caps its data memory (RLIMIT_DATA); torch's allocation fails for real beyond it."""
+    rec = Recorder()
+    cand = C.ffn(features=8000, hidden=64, outputs=4)  # the input alone is 32 KB per example
+    cand["training"]["batch_size"] = 256
+    plan = JobPlan(
+        cand, threads=[1], memory_limit_bytes=100_000_000, stop_on_plateau=False, allocator="default", **QUICK
+    )
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    sizes = [e["batch_size"] for e in rec.of("result")]
+    assert sizes == [256 * 2**i for i in range(len(sizes))]
+    last = rec.of("result")[-1]["result"]
+    assert last["status"] == "oom"
+    assert last["message"] == f"batch {sizes[-1]} does not fit in 0.1 GB; {sizes[-2]} does"
+    assert sizes[-1] < 4096  # stopped by the cap, not by the sweep's own limit
+    assert summary["stop_reason"] == f"out of memory at batch {sizes[-1]}"
+    assert summary["oom"][0]["batch_size"] == sizes[-1]
+
+
+def test_it_cancels_and_stops_the_child() -> None:
+    rec = Recorder()
+    plan = JobPlan(C.ffn(), batch_sizes=[8, 16, 32, 64], threads=[1], min_seconds=1.0, allocator="default")
+    started = time.monotonic()
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: bool(rec.of("result")))
+    assert summary["status"] == "cancelled"
+    assert 1 <= len(summary["results"]) < 4
+    assert time.monotonic() - started < 60  # four configurations of at least 1 s each were planned
+    assert not any(_alive(c["pid"]) for c in summary["children"])
+
+
+def test_it_stops_the_child_at_the_time_limit() -> None:
+    rec = Recorder()
+    plan = JobPlan(
+        C.ffn(), batch_sizes=[8], threads=[1], min_seconds=60.0, time_limit_s=5.0, allocator="default"
+    )
+    started = time.monotonic()
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "timed_out"
+    assert time.monotonic() - started < 5.0 + 5.0  # the limit, then terminate/kill grace periods
+    assert not any(_alive(c["pid"]) for c in summary["children"])
+
+
+def test_it_reports_a_child_that_dies_with_its_exit_code() -> None:
+    """The child is killed from outside with SIGSEGV, as a segfault or the OOM killer would end it."""
+    rec = Recorder()
+
+    def crash(event: dict[str, Any]) -> None:
+        rec(event)
+        if event["type"] == "progress":
+            os.kill(event["pid"], signal.SIGSEGV)
+
+    plan = JobPlan(C.ffn(), batch_sizes=[8], threads=[1], min_seconds=5.0, allocator="default")
+    summary = run_job(plan, on_event=crash, should_cancel=lambda: False)
+    assert summary["status"] == "failed"
+    assert summary["error"] == "calibration process died with exit code -11 (SIGSEGV)"
+
+
+def test_it_reports_an_error_raised_in_the_child() -> None:
+    cand = C.ffn()
+    cand["networks"]["model"][1] = C.L("Sigmoidish")
+    summary = run_job(
+        JobPlan(cand, batch_sizes=[8], threads=[1], **QUICK), on_event=Recorder(), should_cancel=lambda: False
+    )
+    assert summary["status"] == "failed"
+    assert "Sigmoidish" in summary["error"]
+
+
+def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant() -> None:
+    """36 MB gradients: glibc's default malloc maps and unmaps them every step (page faults, system time);
+    the tuned child, started with MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_, keeps them."""
+    rec = Recorder()
+    plan = JobPlan(
+        C.wide_mlp(3000),
+        batch_sizes=[8],
+        threads=[1],
+        min_iterations=4,
+        min_seconds=0.0,
+        warmup=2,
+        allocator="auto",
+        system_share_threshold=0.05,
+    )
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    by_alloc = {e["allocator"]: e for e in rec.of("result")}
+    assert set(by_alloc) == {"default", "tuned"}
+    assert by_alloc["default"]["pid"] != by_alloc["tuned"]["pid"]
+    finding = summary["allocator"]
+    assert finding["checked"] and finding["significant"]
+    (pair,) = finding["configurations"]
+    assert pair["tuned_minor_faults_per_step"] < pair["default_minor_faults_per_step"] / 4
+    assert finding["recommended"] in {"tuned", "default"}
+    assert finding["gain"] == pytest.approx(
+        1 - pair["tuned_seconds_per_batch"] / pair["default_seconds_per_batch"]
+    )
+    assert "cpu.allocator" in [r["rule"] for r in summary["reasons"]]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("allocator", "fast"), ("time_limit_s", 0), ("batch_sizes", [0]), ("threads", [-1]), ("device", "tpu")],
+)
+def test_it_rejects_a_bad_plan_naming_the_field(field: str, value: Any) -> None:
+    with pytest.raises(PlanError) as info:
+        JobPlan(C.ffn(), **{field: value})
+    assert set(info.value.errors) == {field}
