@@ -26,7 +26,7 @@ def budget_reason(
     where = ("one GPU" if gpus == 1 else f"{gpus} GPUs") if plan["device"] == "gpu" else "your CPU"
     text = f"About {hours:,.3g} h on {where}, over your {budget:g} h budget"
     # the slowest (cheapest) single GPU that fits and meets the budget
-    for entry in sorted(catalog.gpu_catalog(), key=lambda g: g["fp32_tflops"]):
+    for entry in catalog.gpus():  # slowest first
         if entry["memory_gb"] * GB * GPU_USABLE < need or entry["id"] == spec["hardware"]["gpu"]:
             continue
         trial_spec = {**spec, "hardware": {**spec["hardware"], "gpu": entry["id"], "gpu_memory_gb": None}}

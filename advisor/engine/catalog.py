@@ -28,6 +28,16 @@ def gpu_catalog() -> list[dict[str, Any]]:
     return copy.deepcopy(_catalog()["gpus"])
 
 
+def gpus() -> tuple[dict[str, Any], ...]:
+    """Every catalogued GPU, shared: read them, never change them (for the engine's own loops)."""
+    return _gpus_sorted()
+
+
+@cache
+def _gpus_sorted() -> tuple[dict[str, Any], ...]:
+    return tuple(sorted(_catalog()["gpus"], key=lambda g: (g["fp32_tflops"], g["memory_gb"])))
+
+
 def cpu_catalog() -> list[dict[str, Any]]:
     return copy.deepcopy(_catalog()["cpus"])
 

@@ -170,7 +170,7 @@ def published(name: str, spec: dict[str, Any]) -> Draft:
     return Draft(
         "cnn",
         "deep",
-        {"model": [dict(item) for item in model]},
+        {"model": model},
         sizes,
         io_dict(shape, "class", outputs),
         "cross_entropy",
