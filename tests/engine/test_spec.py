@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import SpecError, normalise, recommend
+from tests.engine.specs import grid
 
 GOOD: dict[str, Any] = {
     "task": "vision",
@@ -241,3 +242,13 @@ def test_it_answers_or_explains_but_never_crashes(**values: Any) -> None:
         assert error.errors and all(isinstance(m, list) and m for m in error.errors.values())
         return
     assert rec["candidates"]
+
+
+def test_it_accepts_its_own_normalised_spec_unchanged() -> None:
+    for task_spec in [
+        *grid(),
+        _with("hardware.gpu", "t4"),
+        _with("hardware.gpu_memory_gb", 12, _with("hardware.gpu", "t4")),
+    ]:
+        clean = normalise(task_spec)
+        assert normalise(clean) == clean
