@@ -133,3 +133,16 @@ def test_it_catalogs_the_sources_gpus_and_todays_with_sourced_figures() -> None:
         assert gpu["name"] and gpu["source"]
     gpu_catalog()[0]["name"] = "changed"
     assert gpu_catalog()[0]["name"] != "changed"
+
+
+@pytest.mark.skipif(not TABLE4.exists(), reason="needs the Shi et al. Table 4 data")
+@pytest.mark.parametrize("gpu", ["gtx-980", "gtx-1080", "k80-gk210"])
+@pytest.mark.parametrize("steps", [32, 64])
+def test_it_builds_shi_et_als_lstm_and_estimates_it_within_2x(gpu: str, steps: int) -> None:
+    rec = recommend(spec("generation", [steps], vocab_size=10_000, hardware={**GPU, "gpu": gpu}))
+    lstm = rec["candidates"][0]
+    assert lstm["family"] == "lstm" and lstm["hidden_sizes"] == [512, 512]
+    assert 12e6 < lstm["parameters"] < 15e6  # S Table 2: "13 millions"
+    predicted = estimate_for(rec, 0, batch_size=128)["seconds_per_batch"]
+    column = {"gtx-980": "gpu_gtx980", "gtx-1080": "gpu_gtx1080", "k80-gk210": "gpu_k80"}[gpu]
+    assert 0.5 < predicted / _fastest(f"LSTM-{steps}", column) < 2.0
