@@ -39,10 +39,11 @@ def advise(*, owner: AbstractBaseUser, spec: dict[str, Any]) -> Recommendation:
     return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
 
 
-def recommendation_payload(rec: Recommendation) -> dict[str, Any]:
-    """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one."""
+def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
+    """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
+    (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
     payload: dict[str, Any] = {"id": rec.pk, **rec.result}
-    measured = latest_measured_estimates(rec)
+    measured = latest_measured_estimates(rec) if measured_too else {}
     if measured:
         payload["candidates"] = [
             {**cand, "estimate": measured[i]} if i in measured else cand

@@ -64,7 +64,7 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _O
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         return Response(
-            services.recommendation_payload(rec),
+            services.recommendation_payload(rec, measured_too=False),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/v1/recommendations/{rec.pk}/"},
         )
