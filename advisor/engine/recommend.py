@@ -64,9 +64,7 @@ def recommend(spec: Any) -> dict[str, Any]:
 def data_parallel_devices(plan: dict[str, Any]) -> int:
     if plan["parallelism"] == "data":
         return int(plan["gpus"] * plan["nodes"])
-    if plan["parallelism"] == "hybrid":
-        return int(plan["nodes"])
-    return 1
+    return 1  # model or hybrid: every GPU holds a part of one replica, which runs at one GPU's pace
 
 
 def analytic(

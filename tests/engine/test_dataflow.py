@@ -158,3 +158,17 @@ def test_it_answers_when_the_gpu_is_too_small_for_anything(per_node: int) -> Non
     )
     assert rec["hardware_plan"]["device"] == "cpu"
     assert "gpu.memory" in {r["rule"] for r in rec["hardware_plan"]["reasons"]}
+
+
+def test_it_goes_hybrid_when_a_split_model_needs_more_than_one_node() -> None:
+    rec = recommend(
+        spec(
+            "tabular",
+            [30_000],
+            outputs=10,
+            hardware={**GPU, "gpu": "gtx-980", "gpus_per_node": 2, "nodes": 4},
+        )
+    )
+    plan = rec["hardware_plan"]
+    assert plan["parallelism"] == "hybrid" and plan["nodes"] > 1 and plan["gpus"] == 2
+    assert plan["sync"] == "mixed"
