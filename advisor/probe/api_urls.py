@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import path
 
-from advisor.api.policies import IdConverter
-from advisor.probe import api
+from advisor.probe import api, routing  # noqa: F401  (registers <pid:...>)
 
 app_name = "probe_api"
-register_converter(IdConverter, "id")
 
 urlpatterns = [
     path("samples/", api.SampleViewSet.as_view({"get": "list", "post": "create"}), name="samples"),
     path(
-        "samples/<id:pk>/",
+        "samples/<pid:pk>/",
         api.SampleViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
         name="sample-detail",
     ),
     path("probes/", api.ProbeViewSet.as_view({"get": "list", "post": "create"}), name="probes"),
-    path("probes/<id:pk>/", api.ProbeViewSet.as_view({"get": "retrieve"}), name="probe-detail"),
-    path("probes/<id:pk>/cancel/", api.ProbeViewSet.as_view({"post": "cancel"}), name="probe-cancel"),
+    path("probes/<pid:pk>/", api.ProbeViewSet.as_view({"get": "retrieve"}), name="probe-detail"),
+    path("probes/<pid:pk>/cancel/", api.ProbeViewSet.as_view({"post": "cancel"}), name="probe-cancel"),
 ]

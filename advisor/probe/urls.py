@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import path
 
-from advisor.api.policies import IdConverter
-from advisor.probe import views
-
-register_converter(IdConverter, "id")
+from advisor.probe import routing, views  # noqa: F401  (registers <pid:...>)
 
 urlpatterns = [
-    path("recommendations/<id:pk>/probe/", views.new_probe, name="probe-new"),
-    path("recommendations/<id:pk>/probe/samples/", views.add_sample, name="probe-add-sample"),
-    path("probes/<id:pk>/", views.probe, name="probe"),
-    path("probes/<id:pk>/cancel/", views.cancel, name="probe-cancel"),
+    path("recommendations/<pid:pk>/probe/", views.new_probe, name="probe-new"),
+    path("recommendations/<pid:pk>/probe/samples/", views.add_sample, name="probe-add-sample"),
+    path("probes/<pid:pk>/", views.probe, name="probe"),
+    path("probes/<pid:pk>/cancel/", views.cancel, name="probe-cancel"),
     path("samples/", views.sample_list, name="samples"),
-    path("samples/<id:pk>/delete/", views.delete_sample, name="sample-delete"),
+    path("samples/<pid:pk>/delete/", views.delete_sample, name="sample-delete"),
 ]

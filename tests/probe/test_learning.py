@@ -1,0 +1,184 @@
+"""The learning side without Django: split, fit checks, bounded training, the curve, the verdict."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from advisor.engine import recommend
+from advisor.probe.learning import curve, data, samples, train
+from advisor.probe.learning.verdict import verdict
+
+IRIS_SPEC: dict[str, Any] = {
+    "task": "tabular",
+    "data": {"examples": 150, "input_shape": [4], "outputs": 3},
+    "hardware": {"cpu_cores": 2, "ram_gb": 8},
+    "target": {"accuracy": 0.9},
+}
+
+
+@pytest.fixture(scope="module")
+def iris() -> data.Split:
+    return data.split(samples.demo("iris"), goal="classify")
+
+
+@pytest.fixture(scope="module")
+def iris_shallow() -> dict[str, Any]:
+    candidates = recommend(IRIS_SPEC)["candidates"]
+    return next(c for c in candidates if c["depth"] == "shallow")
+
+
+def test_it_splits_three_ways_stratified_and_disjoint(iris: data.Split) -> None:
+    sizes = [len(iris.x_train), len(iris.x_val), len(iris.x_test)]
+    assert sum(sizes) == 150 and min(sizes) >= 20
+    for y in (iris.y_train, iris.y_val, iris.y_test):
+        counts = np.bincount(y, minlength=3)  # type: ignore[arg-type]
+        assert counts.max() - counts.min() <= 1  # each class in the same share in every part
+    rows = {tuple(r) for r in np.concatenate([iris.x_train, iris.x_val, iris.x_test]).round(5)}
+    assert len(rows) >= 145  # iris has a few duplicate rows; nothing was copied between parts
+    assert abs(float(iris.x_train.mean())) < 1e-5  # standardised on the training split
+
+
+@pytest.mark.parametrize(
+    ("demo", "goal", "shape", "outputs", "key", "words"),
+    [
+        ("iris", "classify", [4], 10, "data.outputs", "the sample has 3 classes"),
+        ("iris", "classify", [5], 3, "data.input_shape", "shape [4] (4 values); the task declares [5]"),
+        ("digits", "classify", [1, 8, 8], 10, None, None),
+        ("digits", "classify", [64], 10, None, None),  # same values, another shape: reshaped, not refused
+        ("iris", "translate", [4], 3, "goal", "classify, regress or compress"),
+        ("iris", "regress", [4], 1, "label_column", "numeric targets"),
+    ],
+)
+def test_it_checks_a_sample_against_the_task(
+    demo: str, goal: str, shape: list[int], outputs: int, key: str | None, words: str | None
+) -> None:
+    errors = data.check_fit(samples.demo(demo), goal=goal, input_shape=shape, outputs=outputs)
+    if key is None:
+        assert errors == {}
+    else:
+        assert words in " ".join(errors[key])
+
+
+@pytest.mark.slow
+def test_it_trains_the_shallow_candidate_on_iris_and_scores_it_held_out(
+    iris: data.Split, iris_shallow: dict[str, Any]
+) -> None:
+    run = train.train(iris_shallow, iris, budget_s=8.0, full_examples=150)
+    chance = 1 / 3
+    assert run["score"] is not None and run["score"] > chance + 0.3
+    best = next(r for r in run["epochs"] if r["epoch"] == run["best_epoch"])
+    assert best["test"] == run["score"]  # the reported score is the test score at the best validation epoch
+    assert run["stopped"] in {"epochs", "plateau", "time"}
+
+
+@pytest.mark.slow
+def test_it_stops_training_when_asked_and_at_its_budget(
+    iris: data.Split, iris_shallow: dict[str, Any]
+) -> None:
+    calls = {"n": 0}
+
+    def stop_after_a_few() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 5
+
+    asked = train.train(
+        iris_shallow, iris, budget_s=60.0, full_examples=100_000, should_stop=stop_after_a_few
+    )
+    assert asked["stopped"] == "stopped" and len(asked["epochs"]) <= 3
+    started = time.monotonic()
+    timed = train.train(iris_shallow, iris, budget_s=0.5, full_examples=100_000)
+    assert timed["stopped"] == "time"
+    assert time.monotonic() - started < 5.0  # stopped near its budget, not after 100,000 examples' epochs
+
+
+def test_it_recovers_a_known_power_law_within_its_interval() -> None:
+    truth = lambda n: 0.95 - 2.0 * n**-0.6  # noqa: E731
+    points = [{"examples": n, "score": truth(n)} for n in (50, 100, 200, 400, 800)]
+    fitted = curve.fit(points, full_examples=20_000, test_examples=400)
+    assert fitted["method"] == "power_law"
+    assert fitted["low"] <= truth(20_000) <= fitted["high"]
+    assert abs(fitted["estimate"] - truth(20_000)) < 0.02
+
+
+@pytest.mark.parametrize(
+    ("points", "full", "method"),
+    [
+        ([{"examples": 90, "score": 0.9}], 1000, "bounds"),  # one point: only the range is known
+        ([{"examples": 50, "score": 0.8}, {"examples": 90, "score": 0.9}], 1000, "bounds"),
+        ([{"examples": 90, "score": 0.9}], 90, "measured"),  # the sample already is the full size
+    ],
+)
+def test_it_says_how_much_the_curve_can_tell(points: list[dict[str, Any]], full: int, method: str) -> None:
+    fitted = curve.fit(points, full_examples=full, test_examples=30)
+    assert fitted["method"] == method
+    assert fitted["low"] <= fitted["estimate"] <= fitted["high"] <= 1.0
+    if method == "bounds":
+        assert fitted["high"] == 1.0  # honest: nothing rules out a perfect score
+
+
+def run(score: float, family: str = "ffn", train_score: float | None = None) -> dict[str, Any]:
+    return {
+        "family": family,
+        "score": score,
+        "train_score": train_score if train_score is not None else score,
+    }
+
+
+@pytest.mark.parametrize(
+    ("shallow", "deep", "target", "text", "deep_needed", "chosen"),
+    [
+        (run(0.93), None, 0.9, "shallow FFN reaches 0.93 (target 0.90) — deep not needed", False, "shallow"),
+        (
+            run(0.81),
+            run(0.95, "cnn"),
+            0.9,
+            "shallow reaches 0.81, CNN reaches 0.95 on the sample",
+            True,
+            "deep",
+        ),
+        (run(0.81), run(0.85, "cnn"), 0.9, "neither reaches the target 0.90", True, "deep"),
+        (run(0.81), None, 0.9, "below the target 0.90; no deep", True, "shallow"),
+        (run(0.81), None, None, "no accuracy target", None, "shallow"),
+        (None, run(0.97, "cnn"), 0.9, "no shallow network was tried", None, "deep"),
+    ],
+)
+def test_it_words_the_verdict_as_the_numbers_say(
+    shallow: dict[str, Any] | None,
+    deep: dict[str, Any] | None,
+    target: float | None,
+    text: str,
+    deep_needed: bool | None,
+    chosen: str,
+) -> None:
+    answer = verdict(
+        metric="accuracy",
+        target=target,
+        baseline=None,
+        shallow=shallow,
+        deep=deep,
+        deep_note=None,
+        expected=None,
+    )
+    assert text in answer["text"]
+    assert answer["deep_needed"] is deep_needed
+    assert answer["chosen"] == chosen
+    assert {r["rule"] for r in answer["reasons"]} == {"net.shallow.first", "net.shallow.validate"}
+
+
+def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
+    answer = verdict(
+        metric="accuracy",
+        target=0.85,
+        baseline={"model": "logistic regression", "score": 0.95},
+        shallow=run(0.86, train_score=1.0),
+        deep=None,
+        deep_note=None,
+        expected={"method": "power_law", "examples": 48_000, "estimate": 0.97, "low": 0.96, "high": 0.98},
+    )
+    assert "expected at full size (48,000 examples) 0.97 ± 0.01" in answer["text"]
+    notes = " ".join(answer["notes"])
+    assert "overfits" in notes and "logistic regression" in notes
