@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.layers import Layer
-from advisor.engine.memory import breakdown, count_networks
+from advisor.engine.memory import breakdown, count_networks, kept_activations
 from advisor.engine.training import setup
 
 
@@ -54,10 +54,11 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
         key = (draft.published, tuple(draft.io["input_shape"]), draft.io["outputs"])
         parameters, flops, activations = _published_counts(key, candidate)
     else:
-        counts = count_networks(candidate).values()
+        by_key = count_networks(candidate)
+        counts = by_key.values()
         parameters = sum(c.parameters for c in counts)
         flops = sum(c.flops for c in counts)
-        activations = sum(c.activations for c in counts)
+        activations = kept_activations(by_key)
     training, training_reasons = setup(
         draft.family, draft.loss, draft.io["input_shape"], spec, draft.published
     )

@@ -33,6 +33,11 @@ def count_networks(candidate: dict[str, Any]) -> dict[str, Counts]:
     return {key: count(layers, inputs[key]) for key, layers in candidate["networks"].items()}
 
 
+def kept_activations(counts: dict[str, Counts]) -> int:
+    """Values kept for backward per example; a GAN's discriminator runs on a real and a generated batch."""
+    return sum(c.activations * (2 if key == "discriminator" else 1) for key, c in counts.items())
+
+
 def breakdown(
     parameters: int,
     activation_values: int,
@@ -62,7 +67,7 @@ def memory_for(candidate: dict[str, Any], *, batch_size: int) -> dict[str, int]:
     counts = count_networks(candidate)
     return breakdown(
         sum(c.parameters for c in counts.values()),
-        sum(c.activations for c in counts.values()),
+        kept_activations(counts),
         math.prod(candidate["io"]["input_shape"]),
         batch_size,
         candidate["training"]["optimizer"],
