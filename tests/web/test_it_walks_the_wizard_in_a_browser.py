@@ -52,19 +52,29 @@ def shoot(page: Any, name: str) -> None:
     assert page.evaluate(CONTRAST_JS) == [], name
 
 
+SETTLED = "!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+
+
+def submit(page: Any, selector: str) -> None:
+    """Click a wizard button and wait until htmx has swapped its answer in (the old step still shows until
+    then, so waiting for a selector alone could match the page being replaced)."""
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        page.click(selector)
+    page.wait_for_function(SETTLED)
+
+
 def next_step(page: Any, step: str) -> None:
-    page.click(f"button[name=go][value={step}]")
+    submit(page, f"button[name=go][value={step}]")
     page.wait_for_selector(f"button[aria-current=step][value={step}]")
 
 
 def test_it_walks_a_vision_task_with_live_validation(page: Any) -> None:
-    page.click("button[name=example][value=mnist]")
+    submit(page, "button[name=example][value=mnist]")
     page.wait_for_function("document.querySelector('input[name=task][value=vision]').checked")
     shoot(page, "01-wizard-task")
     next_step(page, "data")
     page.fill("#id_input_shape", "28, 28")  # typed, not submitted: the live check answers
     page.wait_for_selector("#err-input_shape:has-text('vision needs [channels, height, width]')")
-    assert page.get_attribute("#id_input_shape", "aria-invalid") is None  # set on the next full render
     shoot(page, "02-wizard-data-error")
     page.fill("#id_input_shape", "3, 32, 32")
     page.wait_for_function("document.querySelector('#err-input_shape').textContent.trim() === ''")
@@ -86,13 +96,13 @@ def test_it_walks_a_vision_task_with_live_validation(page: Any) -> None:
 
 def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: Any) -> None:
     page.goto("/")
-    page.click("button[name=example][value=tabular]")
+    submit(page, "button[name=example][value=tabular]")
     page.wait_for_function("document.querySelector('input[name=task][value=tabular]').checked")
     next_step(page, "data")
     page.fill("#id_examples", "2000")
     next_step(page, "hardware")
-    page.click(f"button[name=use_device][value='{worker.device_id}']")
-    page.wait_for_selector("button[aria-current=step][value=hardware]")
+    submit(page, f"button[name=use_device][value='{worker.device_id}']")
+    assert page.input_value("#id_cpu_cores") == str(worker_cores(worker))
     next_step(page, "target")
     page.fill("#id_accuracy", "0.9")
     page.click("button[name=go][value=recommend]")
@@ -129,9 +139,65 @@ def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: 
     ):
         page.goto(url)
         shoot(page, name)
+    _cancel_a_long_sweep(page, worker)
     rec_id = re.search(
         r"#(\d+)", page.goto("/history/") and page.inner_text("#list tbody tr >> nth=0")
     ).group(1)
     page.goto(f"/compare/?kind=candidates&a={rec_id}:0&b={rec_id}:1")
     assert page.locator("table.compare tbody tr").count() >= 5
     shoot(page, "13-compare-candidates")
+
+
+def worker_cores(worker: Any) -> int:
+    from advisor.models import Device
+
+    return int(Device.objects.get(id=worker.device_id).cores or 0)
+
+
+def _cancel_a_long_sweep(page: Any, worker: Any) -> None:
+    """Queue a sweep that would run for many seconds, cancel it from its page, see it stop."""
+    page.goto("/history/")
+    page.click("#list tbody tr >> nth=0 >> a")
+    page.select_option("#id_device", worker.device_id)
+    page.fill("#id_batch_sizes", "16, 32, 64, 128, 256, 512")
+    page.fill("#id_threads", "1, 2")
+    page.click("button:has-text('Calibrate candidate 1')")
+    page.wait_for_url(re.compile(r"/calibrations/\d+/$"))
+    page.wait_for_selector("#job-state:has-text('running')", timeout=60_000)
+    page.click("#job-status button:has-text('Cancel')")
+    page.wait_for_selector("#job-state:has-text('cancelled')", timeout=30_000)
+    assert page.get_attribute("#job-status", "hx-get") is None
+    shoot(page, "14-calibration-cancelled")
+
+
+def test_it_works_as_plain_forms_without_javascript(chromium_path: str, live_server: Any, user: Any) -> None:
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path, args=ARGS, headless=True)
+        context = browser.new_context(java_script_enabled=False, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        tab = context.new_page()
+        try:
+            tab.goto("/")
+            tab.fill("#id_username", "ada")
+            tab.fill("#id_password", "correct-horse-battery")
+            tab.click("button[type=submit]")
+            tab.click("button[name=example][value=speech]")
+            assert tab.is_checked("input[name=task][value=sequence]")
+            tab.click("button[name=go][value=data]")
+            tab.fill("#id_input_shape", "100")  # a full page load answers with the engine's message
+            tab.click("button[name=go][value=hardware]")
+            assert "sequence needs [steps, features]" in tab.inner_text("#err-input_shape")
+            tab.fill("#id_input_shape", "100, 40")
+            tab.click("button[name=go][value=hardware]")
+            tab.click("button[name=go][value=recommend]")
+            tab.wait_for_url(re.compile(r"/recommendations/\d+/$"))
+            assert "LSTM" in tab.inner_text("h1")
+            tab.click("a:has-text('Details') >> nth=1")
+            assert "Candidate 2" in tab.inner_text("#cand-h")
+            tab.screenshot(path=str(SHOTS / "15-no-javascript-recommendation.png"), full_page=True)
+        finally:
+            context.close()
+            browser.close()
