@@ -44,23 +44,22 @@ def _vision(spec: dict[str, Any]) -> Choice:
     if spec["goal"] == "classify" and is_imagenet_like(spec):
         accuracy = spec["target"]["accuracy"]
         order = sorted(published.TOP1, key=published.TOP1.__getitem__, reverse=True)
+        why = "the most accurate"
         if accuracy is not None:
             # the cheapest network that reached the target first; those that fall short after it
             enough = [n for n in ("alexnet", "googlenet", "resnet-50") if published.TOP1[n] >= accuracy]
             order = enough + [n for n in order if n not in enough]
+            why = (
+                f"the cheapest that reached {accuracy:.0%} on ImageNet"
+                if enough
+                else f"none reached {accuracy:.0%} on ImageNet; the most accurate"
+            )
         result = [published.published(name, spec) for name in order]
         reasons.append(
             reason(
                 "net.published",
                 f"RGB images of about 224x224 with {spec['data']['outputs']:,} classes: the ImageNet "
-                "setting. "
-                f"{published.NAMES[order[0]]} first"
-                + (
-                    f" (the cheapest that reached {accuracy:.0%})."
-                    if accuracy is not None
-                    else " (most accurate)."
-                )
-                + " A network sized by the rules follows.",
+                f"setting. {published.NAMES[order[0]]} first ({why}); a network sized by the rules follows.",
             )
         )
     result.append(conv.cnn(spec))
@@ -131,8 +130,7 @@ def _generation(spec: dict[str, Any]) -> Choice:
         reasons.append(
             reason(
                 "size.deep.dn",
-                "A deconvolutional network that grows a specification vector "
-                "into "
+                "A deconvolutional network that grows a specification vector into "
                 "an image is listed as a simpler alternative.",
             )
         )

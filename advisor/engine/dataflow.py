@@ -56,8 +56,7 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reason(
                 "data.ram",
                 f"Your data ({_gb(per_node)} per node) does not fit in {hardware['ram_gb']:g} GB of RAM: it "
-                "is "
-                f"read from the {storage['name']} ({storage['gbps']:g} GB/s) every epoch, "
+                f"is read from the {storage['name']} ({storage['gbps']:g} GB/s) every epoch, "
                 f"{storage_seconds:,.1f} s per epoch. Prefetch, use a faster store (NVMe RAID 0 ~17 GB/s) or "
                 "keep the data on the nodes.",
             )
@@ -92,8 +91,7 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reason(
                 "data.example.size",
                 f"Each example has {input_values(data['input_shape']):,} values ({per_example:,} bytes): "
-                "moving "
-                "examples costs real time, most of all when the network does little work per value.",
+                "moving examples costs real time, most of all when the network does little work per value.",
             )
         )
     result["transfer_seconds_per_epoch"] = transfer

@@ -52,8 +52,7 @@ def make_plan(
                 "gpu.prefer",
                 f"Training needs about {memory_total / GB:,.3g} GB (weights, gradients, optimiser state, one "
                 f"mini-batch); your {catalog.gpu(hardware['gpu'])['name']} has {per_gpu / GPU_USABLE / GB:g} "
-                "GB: "
-                "train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
+                "GB: train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
             )
         )
         _scale_for_budget(spec, plan, available, seconds_to_train)
@@ -88,8 +87,7 @@ def make_plan(
             reason(
                 "cluster.only.large",
                 f"One node is enough for this task: spreading it over your {hardware['nodes']} nodes would "
-                "cost "
-                "more in communication than it saves.",
+                "cost more in communication than it saves.",
             )
         )
     return plan

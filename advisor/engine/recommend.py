@@ -123,8 +123,7 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
             f"At a mini-batch of {start} training would not fit the {name} ({usable / GB:,.3g} GB usable): "
             "the "
             f"batch is cut to {batch} ({candidate['memory_bytes']['total'] / GB:,.3g} GB). A GPU with more "
-            "memory "
-            "would allow the larger batch.",
+            "memory would allow the larger batch.",
         )
     )
 

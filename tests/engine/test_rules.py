@@ -254,7 +254,8 @@ def test_it_orders_candidates_as_patterson_says() -> None:
 
 
 @pytest.mark.parametrize(
-    ("accuracy", "first"), [(None, "resnet-50"), (0.5, "alexnet"), (0.65, "googlenet"), (0.75, "resnet-50")]
+    ("accuracy", "first"),
+    [(None, "resnet-50"), (0.5, "alexnet"), (0.65, "googlenet"), (0.75, "resnet-50"), (0.9, "resnet-50")],
 )
 def test_it_proposes_the_cheapest_published_network_that_reached_the_target(
     accuracy: float | None, first: str
@@ -263,6 +264,8 @@ def test_it_proposes_the_cheapest_published_network_that_reached_the_target(
     names = [c["published"] for c in rec["candidates"]]
     assert names[0] == first
     assert set(names[:3]) == {"alexnet", "googlenet", "resnet-50"} and names[3] is None
+    text = next(r["text"] for r in rec["reasons"] if r["rule"] == "net.published")
+    assert ("none reached" in text) == (accuracy is not None and accuracy > 0.7613)
 
 
 def test_it_names_a_gpu_that_would_meet_a_missed_budget() -> None:

@@ -101,8 +101,7 @@ def rbm(spec: dict[str, Any]) -> Draft:
         reason(
             "net.shallow.first",
             f"A restricted Boltzmann machine: {inputs:,} visible and {hidden:,} hidden units, trained "
-            "without "
-            "labels by contrastive divergence; its hidden units become learned features.",
+            "without labels by contrastive divergence; its hidden units become learned features.",
         )
     ]
     model = [layer("RBM", visible=inputs, hidden=hidden)]
@@ -131,8 +130,7 @@ def dbn(spec: dict[str, Any]) -> Draft:
             f"A deep belief network: three RBMs ({inputs:,}-{'-'.join(f'{s:,}' for s in sizes)}, after "
             "Hinton et "
             f"al. 2006) pretrained on all {spec['data']['examples']:,} examples without labels, then "
-            "fine-tuned on "
-            f"the {labelled:.0%} that carry one.",
+            f"fine-tuned on the {labelled:.0%} that carry one.",
         )
     ]
     return Draft(

@@ -164,8 +164,7 @@ def published(name: str, spec: dict[str, Any]) -> Draft:
     model, sizes = BUILDERS[name](outputs)
     text = (
         f"{NAMES[name]} ({TOP1[name]:.1%} top-1 on ImageNet with torchvision's weights), its last layer "
-        "sized to "
-        f"your {outputs:,} classes."
+        f"sized to your {outputs:,} classes."
     )
     return Draft(
         "cnn",
