@@ -55,8 +55,8 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
         reasons.append(
             reason(
                 "data.ram",
-                f"Your data ({_gb(per_node)} per node) does not fit in {hardware['ram_gb']:g} GB of RAM: it "
-                f"is read from the {storage['name']} ({storage['gbps']:g} GB/s) every epoch, "
+                f"Your data ({size_text(per_node)} per node) does not fit in {hardware['ram_gb']:g} GB of "
+                f"RAM: it is read from the {storage['name']} ({storage['gbps']:g} GB/s) every epoch, "
                 f"{storage_seconds:,.1f} s per epoch. Prefetch, use a faster store (NVMe RAID 0 ~17 GB/s) or "
                 "keep the data on the nodes.",
             )
@@ -71,8 +71,8 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reasons.append(
                 reason(
                     "data.gpu.fit",
-                    f"Your data ({_gb(shard)} per GPU) fits in GPU memory beside the model: load it once and "
-                    "keep it there; no transfer per epoch.",
+                    f"Your data ({size_text(shard)} per GPU) fits in GPU memory beside the model: load it "
+                    "once and keep it there; no transfer per epoch.",
                 )
             )
         else:
@@ -81,8 +81,8 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reasons.append(
                 reason(
                     "data.pcie",
-                    f"Each epoch moves {_gb(per_node)} per node over {link['name']} ({link['gbps']:g} GB/s): "
-                    f"{transfer:,.3g} s of transfer per epoch, compared with the compute time below.",
+                    f"Each epoch moves {size_text(per_node)} per node over {link['name']} ({link['gbps']:g} "
+                    f"GB/s): {transfer:,.3g} s of transfer per epoch, compared with the compute time below.",
                 )
             )
             reasons.append(reason("gpu.overlap"))
@@ -129,5 +129,9 @@ def finish(flow: dict[str, Any], compute_seconds_per_epoch: float) -> None:
         )
 
 
-def _gb(value: float) -> str:
-    return f"{value / GB:,.3g} GB"
+def size_text(value: float) -> str:
+    """Bytes in the unit a person reads best: 512 kB, 1.2 MB, 31.4 GB, 1.5 TB."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= size:
+            return f"{value / size:,.3g} {unit}"
+    return f"{value:,.0f} bytes"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.engine import catalog
-from advisor.engine.dataflow import GB, GPU_USABLE
+from advisor.engine.dataflow import GB, GPU_USABLE, size_text
 from advisor.engine.rules import reason
 
 SYNC_LIMIT = 40  # W §III-H-2: synchronous "until a large amount of over 40 GPUs"
@@ -50,7 +50,7 @@ def make_plan(
         reasons.append(
             reason(
                 "gpu.prefer",
-                f"Training needs about {memory_total / GB:,.3g} GB (weights, gradients, optimiser state, one "
+                f"Training needs about {size_text(memory_total)} (weights, gradients, optimiser state, one "
                 f"mini-batch); your {catalog.gpu(hardware['gpu'])['name']} has {per_gpu / GPU_USABLE / GB:g} "
                 "GB: train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
             )
