@@ -34,9 +34,9 @@ STYLE = {
 TIMES = "\u00d7"  # the multiplication sign of shapes: 3x224x224
 MAX_ROWS = 80
 ROW_H = 26
-WIDTH = 720
-BAR_CENTRE = 470
-BAR_MAX = 280
+WIDTH = 760
+BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
+BAR_MAX = 220
 
 
 def si(value: float | None, unit: str = "") -> str:
@@ -85,12 +85,11 @@ def _detail(layer: dict[str, Any]) -> str:
     size = a.get("kernel_size")
     ksize = f"{size}{TIMES}{size}" if isinstance(size, int) else shape_text(size) if size else ""
     if kind == "Linear":
-        return f"{a.get('in_features')} → {a.get('out_features')}"
+        return f"{a.get('in_features')}→{a.get('out_features')}"
     if kind in ("Conv1d", "Conv2d", "ConvTranspose2d"):
         stride = a.get("stride", 1)
-        return f"{ksize}, {a.get('in_channels')} → {a.get('out_channels')} ch" + (
-            f", stride {stride}" if stride not in (1, [1, 1], (1, 1)) else ""
-        )
+        step = "" if stride in (1, [1, 1], (1, 1)) else f"/{stride if isinstance(stride, int) else stride[0]}"
+        return f"{ksize}{step}, {a.get('in_channels')}→{a.get('out_channels')} ch"
     if kind in ("LSTM", "RNN", "GRU"):
         layers = a.get("num_layers", 1)
         return f"{a.get('input_size')} → {a.get('hidden_size')}" + (
@@ -102,6 +101,13 @@ def _detail(layer: dict[str, Any]) -> str:
         return f"{a.get('visible')} visible ↔ {a.get('hidden')} hidden"
     if "Pool" in kind and ksize:
         return ksize
+    if kind == "Residual":
+        weighted = sum(
+            1 for part in a.get("body", []) if STYLE.get(part.get("kind", "")) in ("conv", "dense")
+        )
+        return f"{weighted}-layer block" + (", projected shortcut" if a.get("shortcut") else "")
+    if kind == "Concat":
+        return f"{len(a.get('branches', []))} branches"
     if kind == "Reshape":
         return shape_text(a.get("shape"))
     return ""

@@ -1,0 +1,69 @@
+"""The recommendation page draws every family the engine proposes: each network of each candidate as a
+diagram whose every layer has an output shape (the engine's own counting), ending where the task says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from advisor import services
+from advisor.web.present import diagrams
+
+pytestmark = pytest.mark.django_db
+HW = {"cpu_cores": 4, "ram_gb": 16}
+SPECS: dict[str, dict[str, Any]] = {
+    "gan": {
+        "task": "generation",
+        "generation": "random",
+        "data": {"examples": 50000, "input_shape": [1, 28, 28]},
+    },
+    "vae": {
+        "task": "generation",
+        "generation": "controlled",
+        "data": {"examples": 50000, "input_shape": [784]},
+    },
+    "dbn": {
+        "task": "vision",
+        "data": {"examples": 50000, "input_shape": [1, 28, 28], "outputs": 10, "labelled_fraction": 0.05},
+    },
+    "ae": {"task": "tabular", "goal": "compress", "data": {"examples": 50000, "input_shape": [64]}},
+    "tokens": {
+        "task": "sequence",
+        "data": {"examples": 50000, "input_shape": [50], "vocab_size": 5000, "outputs": 2},
+    },
+    "published": {
+        "task": "vision",
+        "data": {"examples": 1281167, "input_shape": [3, 224, 224], "outputs": 1000},
+        "hardware": {"cpu_cores": 16, "ram_gb": 128, "gpu": "a100-80gb", "gpus_per_node": 8, "nodes": 2},
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_it_draws_each_network_of_each_candidate(client_for: Client, user: Any, name: str) -> None:
+    spec = {"hardware": HW, **SPECS[name]}
+    rec = services.advise(owner=user, spec=spec)
+    for index, cand in enumerate(rec.result["candidates"]):
+        page = client_for.get(f"/recommendations/{rec.pk}/?c={index}")
+        assert page.status_code == 200
+        drawn = diagrams(cand)
+        assert [d["name"] for d in drawn] == list(cand["networks"])
+        for d in drawn:
+            assert all(row["shape"] for row in d["rows"]), (name, index, d["name"])
+            assert f"{d['name']}: {len(d['rows']) - 1} layers" in page.content.decode()
+        outputs = cand["io"]["outputs"]
+        if cand["io"]["target"] == "class" and "model" in drawn[0]["name"]:
+            assert drawn[0]["rows"][-1]["shape"][-1] == outputs
+
+
+def test_it_covers_every_family() -> None:
+    from advisor import engine
+
+    families = {
+        c["family"]
+        for spec in SPECS.values()
+        for c in engine.recommend({"hardware": HW, **spec})["candidates"]
+    }
+    assert families >= {"gan", "vae", "dn", "dbn", "cnn", "ae", "rbm", "lstm", "rnn"}
