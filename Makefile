@@ -44,6 +44,8 @@ lint: install-test
 	$(VENV)/bin/mypy
 
 test: install-test browser lint
+	@# Each run starts from empty test folders: no stale broker messages, uploads or databases.
+	rm -rf var/test var/test-pg
 	ADVISOR_VAR_DIR=$(CURDIR)/var/test $(VENV)/bin/pytest
 	@if [ -n "$$CI" ] || scripts/services-up $(PG_URL) $(REDIS_URL); then \
 	  echo "== integration again on PostgreSQL + Redis"; \
