@@ -94,9 +94,11 @@ def test_it_keeps_data_resident_on_the_gpu_when_it_fits() -> None:
 def _plan(**hardware: Any) -> dict[str, Any]:
     target = hardware.pop("target", None)
     extra = {"target": target} if target else {}
-    return recommend(
+    rec = recommend(
         spec("vision", [3, 224, 224], outputs=1000, examples=1_281_167, hardware={**GPU, **hardware}, **extra)
-    )["hardware_plan"]
+    )
+    plan: dict[str, Any] = rec["hardware_plan"]
+    return plan
 
 
 def test_it_uses_physical_cores_and_the_cpu_without_a_gpu() -> None:
