@@ -217,3 +217,25 @@ def test_it_lists_every_rule_with_an_anchor(client_for: Client) -> None:
     html = client_for.get("/rules/").content.decode()
     for rule in engine.rules():
         assert f'id="rule-{rule["id"]}"' in html
+
+
+@pytest.mark.parametrize("url", ["/history/", "/history/calibrations/", "/"])
+def test_it_reads_a_page_of_history_in_a_fixed_number_of_queries(
+    client_for: Client, user: Any, rec: Any, device: Any, url: str
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client_for.get(url).status_code == 200
+        return len(captured)
+
+    finished_job(rec, device)
+    few = queries()
+    Recommendation.objects.bulk_create(
+        Recommendation(owner=user, spec=rec.spec, result=rec.result) for _ in range(30)
+    )
+    for _ in range(3):
+        finished_job(rec, device)
+    assert queries() == few
