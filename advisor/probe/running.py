@@ -124,6 +124,7 @@ def _finish(job: ProbeJob, watcher: _Watcher, outcome: dict[str, Any]) -> str:
     )
     verdict = outcome.get("result")
     results = dict(watcher.results)
+    results["timing"] = {"startup_s": outcome.get("startup_s"), "probe_s": outcome.get("probe_s")}
     if verdict is not None:
         results["verdict"] = verdict
     ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.RUNNING).update(

@@ -2,8 +2,9 @@
 calibration's tuned allocator environment, and a hard stop (terminate, then kill) on cancel or at the time
 limit.
 
-The child keeps a soft budget a little shorter than the hard limit, so it normally finishes in time with
-what it has; the hard stop is for a child that does not.
+The time limit runs from the child's "ready", once torch and scikit-learn are imported (seconds on a busy
+machine; capped separately). The child keeps a soft budget a little shorter than the limit, so it normally
+answers in time with what it has; the hard stop is for a child that does not.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 from advisor.probe.learning.plan import ProbePlan
@@ -24,6 +25,7 @@ from advisor.probe.learning.plan import ProbePlan
 POLL_S = 0.2
 GRACE_S = 2.0
 SOFT_MARGIN_S = 2.0  # the child aims to answer this long before the hard limit
+STARTUP_LIMIT_S = 180.0  # starting the child and importing torch; not part of the probe's own time limit
 _ENV_LOCK = threading.Lock()
 
 
@@ -32,9 +34,14 @@ def child_main(plan: dict[str, Any], threads: int, events: Any) -> None:
         import torch
 
         torch.set_num_threads(max(1, threads))
-        from advisor.probe.learning.probe import run_probe
+        from advisor.probe.learning.probe import prepare, run_probe
 
-        result = run_probe(ProbePlan(**plan), events.put)
+        probe = ProbePlan(**plan)
+        prepare(probe)
+        # The time limit counts from here: starting the process and importing torch is not the probe's time.
+        events.put({"type": "ready"})
+        probe.deadline = time.time() + max(0.5, probe.budget_s - SOFT_MARGIN_S)
+        result = run_probe(probe, events.put)
         events.put({"type": "done", "result": result})
     except Exception as exc:
         events.put(
@@ -78,18 +85,30 @@ def run_in_child(
     threads: int,
     on_event: Callable[[dict[str, Any]], None],
     should_cancel: Callable[[], bool],
+    startup_limit_s: float = STARTUP_LIMIT_S,
 ) -> dict[str, Any]:
-    """Returns {"status": succeeded|failed|cancelled|timed_out, "error", "result"}; events go to on_event."""
+    """Returns {"status": succeeded|failed|cancelled|timed_out, "error", "result", "startup_s", "probe_s"};
+    the child's events go to on_event. The time limit runs from the child's "ready" (imports done)."""
     started = time.monotonic()
-    deadline = started + time_limit_s
-    # The child's own deadline is on the wall clock, so the seconds it spends starting count against it.
-    soft = replace(plan, deadline=time.time() + max(1.0, time_limit_s - SOFT_MARGIN_S))
+    ready: float | None = None
+    deadline = started + startup_limit_s
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
-    proc = ctx.Process(target=child_main, args=(asdict(soft), threads, events), name="probe", daemon=True)
+    proc = ctx.Process(target=child_main, args=(asdict(plan), threads, events), name="probe", daemon=True)
     _start(proc)
-    outcome: dict[str, Any] = {"status": "failed", "error": None, "result": None}
     finished = False
+
+    def outcome(status: str, error: str | None = None, **more: Any) -> dict[str, Any]:
+        now = time.monotonic()
+        return {
+            "status": status,
+            "error": error,
+            "result": None,
+            "startup_s": round((ready or now) - started, 2),
+            "probe_s": None if ready is None else round(now - ready, 2),
+            **more,
+        }
+
     try:
         while True:
             try:
@@ -101,25 +120,26 @@ def run_in_child(
                     event = events.get(timeout=POLL_S)
                 except queue.Empty:
                     proc.join()
-                    return {
-                        **outcome,
-                        "error": f"the probe process died with {_describe_exit(proc.exitcode)}",
-                    }
+                    return outcome("failed", f"the probe process died with {_describe_exit(proc.exitcode)}")
             if event is not None:
                 if event["type"] == "done":
                     finished = True
-                    return {**outcome, "status": "succeeded", "result": event["result"]}
+                    return outcome("succeeded", result=event["result"])
                 if event["type"] == "error":
-                    return {**outcome, "error": event["message"], "trace": event.get("trace")}
-                on_event(event)
+                    return outcome("failed", event["message"], trace=event.get("trace"))
+                if event["type"] == "ready":
+                    ready = time.monotonic()
+                    deadline = ready + time_limit_s
+                else:
+                    on_event(event)
             if should_cancel():
-                return {**outcome, "status": "cancelled", "error": "cancelled on request"}
+                return outcome("cancelled", "cancelled on request")
             if time.monotonic() >= deadline:
-                return {
-                    **outcome,
-                    "status": "timed_out",
-                    "error": f"stopped at the time limit of {time_limit_s:g} s",
-                }
+                if ready is None:
+                    return outcome(
+                        "timed_out", f"the probe process did not start within {startup_limit_s:g} s"
+                    )
+                return outcome("timed_out", f"stopped at the time limit of {time_limit_s:g} s")
     finally:
         if finished:
             proc.join(GRACE_S)

@@ -92,8 +92,9 @@ def _train(
     return run
 
 
-def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
-    # Imported before the clock starts: on a busy machine these take seconds that training should get.
+def prepare(plan: ProbePlan) -> None:
+    """Import and warm up what the probe uses, before its clock starts: on a busy machine this takes seconds
+    (torch, scikit-learn, SciPy, and the compiler stack torch imports with its first optimiser)."""
     import scipy.optimize  # noqa: F401
     import sklearn.decomposition
     import sklearn.linear_model
@@ -108,6 +109,9 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
         with contextlib.suppress(Exception):
             make_step(warm, "cpu")
 
+
+def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+    prepare(plan)
     budget = plan.budget_s if plan.deadline is None else min(plan.budget_s, plan.deadline - time.time())
     clock = _Clock(max(budget, 0.5), emit, should_stop)
     clock.progress("loading the sample")

@@ -1,0 +1,98 @@
+"""Probes end to end through a real `manage.py worker` process: real training on bundled data, the verdict,
+the page, the time limit and cancellation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests.conftest import WorkerProcess, wait_for
+from tests.probe.conftest import DIGITS_SPEC, IRIS_SPEC
+
+pytestmark = pytest.mark.slow
+
+FINISHED = {"succeeded", "failed", "cancelled"}
+
+
+def _start(api: Any, spec: dict[str, Any], demo: str, device: str, limit: int) -> int:
+    rec = api.post("/api/v1/recommendations/", spec, format="json")
+    assert rec.status_code == 201, rec.content
+    sample = api.post("/api/v1/samples/", {"demo": demo, "recommendation": rec.json()["id"]}, format="json")
+    assert sample.status_code == 201, sample.content
+    body = {"recommendation": rec.json()["id"], "sample": sample.json()["id"], "device": device}
+    job = api.post("/api/v1/probes/", {**body, "time_limit_seconds": limit}, format="json")
+    assert job.status_code == 202, job.content
+    return int(job.json()["id"])
+
+
+def _wait(api: Any, pk: int, worker: WorkerProcess, timeout: float) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        job = api.get(f"/api/v1/probes/{pk}/").json()
+        return job if job["status"] in FINISHED else None
+
+    return wait_for(done, timeout=timeout, what=f"probe {pk} to finish\n{worker.log()[-3000:]}")
+
+
+def _probe_seconds(job: dict[str, Any]) -> float:
+    """The probe's own time: from its training process being ready (torch imported) to its answer."""
+    return float(job["results"]["timing"]["probe_s"])
+
+
+def test_it_probes_iris_and_digits_then_cancels_on_a_worker(
+    api: Any, user: Any, worker: WorkerProcess, samples_dir: Any
+) -> None:
+    iris = _start(api, IRIS_SPEC, "iris", worker.device_id, limit=10)
+    digits = _start(
+        api,
+        {**DIGITS_SPEC, "data": {**DIGITS_SPEC["data"], "examples": 20000}},
+        "digits",
+        worker.device_id,
+        limit=15,
+    )
+
+    job = _wait(api, iris, worker, timeout=60)
+    assert job["status"] == "succeeded", (job["error"], worker.log()[-3000:])
+    verdict, results = job["verdict"], job["results"]
+    assert results["shallow"]["score"] >= 0.9  # iris: the shallow FFN suffices ...
+    assert verdict["deep_needed"] is False and "deep not needed" in verdict["text"]
+    assert "deep" not in results  # ... and the deep one is never trained
+    assert results["baseline"]["model"] == "logistic regression"
+    assert _probe_seconds(job) <= 10 + 1
+
+    job = _wait(api, digits, worker, timeout=60)
+    assert job["status"] == "succeeded", (job["error"], worker.log()[-3000:])
+    verdict, results = job["verdict"], job["results"]
+    assert results["baseline"]["score"] > 0.5
+    trained = [r for r in ("shallow", "deep") if results.get(r, {}).get("score") is not None]
+    assert trained, results
+    if "shallow" in trained and results["shallow"]["score"] >= 0.95:
+        assert verdict["deep_needed"] is False and "deep" not in results
+    else:
+        assert "deep" in trained and verdict["deep_score"] == results["deep"]["score"]
+        assert f"{results['deep']['score']:.2f}" in verdict["text"]
+    curve = results["curve"]
+    assert len(curve["points"]) >= 2 and curve["examples"] == 16000  # 80% of the declared 20,000
+    assert curve["low"] <= curve["estimate"] <= curve["high"] <= 1.0
+    assert _probe_seconds(job) <= 15 + 1
+
+    page = Client()
+    page.force_login(user)
+    html = page.get(f"/probes/{digits}/").content.decode()
+    assert "<svg" in html and "net.shallow.first" in html and "net.shallow.validate" in html
+    polled = page.get(f"/probes/{digits}/", HTTP_HX_REQUEST="true")
+    assert polled.status_code == 286  # htmx: stop polling, the probe is done
+
+    # Cancelling a running probe stops its training process and keeps what it measured.
+    pk = _start(api, DIGITS_SPEC, "digits", worker.device_id, limit=120)
+    wait_for(
+        lambda: api.get(f"/api/v1/probes/{pk}/").json()["results"].get("baseline"),
+        timeout=90,
+        what=f"probe {pk} to report its baseline\n{worker.log()[-3000:]}",
+    )
+    assert api.post(f"/api/v1/probes/{pk}/cancel/").status_code == 200
+    job = _wait(api, pk, worker, timeout=20)
+    assert job["status"] == "cancelled" and job["verdict"] is None
+    assert job["results"]["baseline"]["score"] > 0.5 and job["results"]["split"]["train"] > 0
+    assert _probe_seconds(job) < 60  # stopped on request, long before its limit of 120 s
