@@ -253,6 +253,13 @@ def _outputs_rule(err: _Errors, data: dict[str, Any], task: str | None, goal: st
             err.add("data.input_shape", "compress needs at least 2 input values to make a smaller code")
     if task in (None, "generation") or goal in (None, "compress"):
         return
+    fraction, examples = data.get("labelled_fraction"), data.get("examples")
+    if fraction is not None and examples is not None and fraction * examples < 1:
+        err.add(
+            "data.labelled_fraction",
+            f"{goal} needs at least one labelled example; {fraction:g} of "
+            f"{examples:,} examples is none (use goal compress to learn without labels)",
+        )
     if data.get("outputs") is None:
         if "data.outputs" not in err.by_path:
             what = "number of classes" if goal == "classify" else "number of values to predict"

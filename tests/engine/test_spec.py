@@ -107,6 +107,7 @@ BAD = [
     (_with("data.labelled_fraction", -0.1), "data.labelled_fraction", "at least 0"),
     (_with("data.labelled_fraction", "all"), "data.labelled_fraction", "number"),
     (_with("data.labelled_fraction", float("nan")), "data.labelled_fraction", "number"),
+    (_with("data.labelled_fraction", 0.0), "data.labelled_fraction", "at least one labelled example"),
     (_with("data.bytes_per_value", 3), "data.bytes_per_value", "1, 2, 4 or 8"),
     (_with("data.bytes_per_value", 4.0), "data.bytes_per_value", "1, 2, 4 or 8"),
     (_with("goal", "compress", TOKENS), "goal", "token ids"),
