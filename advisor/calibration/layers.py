@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 Layer = Mapping[str, Any]
@@ -19,26 +20,27 @@ RECURRENT_KINDS = frozenset({"LSTM", "RNN", "GRU"})
 
 
 class RBM(nn.Module):
-    """A restricted Boltzmann machine: visible*hidden weights plus both bias vectors.
+    """A restricted Boltzmann machine: weight [hidden, visible] (as nn.Linear and the engine lay it out) plus
+    both bias vectors.
 
-    Its forward pass is the upward (recognition) pass, hidden probabilities; that is how a DBN's fine-tuning
-    and a stack of RBMs use it. Contrastive divergence lives in `steps.cd1_gradients`.
+    Its forward pass is the upward (recognition) pass, hidden probabilities sigmoid(v W^T + b_h); that is how
+    a DBN's fine-tuning and a stack of RBMs use it. Contrastive divergence lives in `steps.cd1_gradients`.
     """
 
     def __init__(self, visible: int, hidden: int) -> None:
         super().__init__()
         self.visible = visible
         self.hidden = hidden
-        self.weight = nn.Parameter(torch.empty(visible, hidden))
+        self.weight = nn.Parameter(torch.empty(hidden, visible))
         self.visible_bias = nn.Parameter(torch.zeros(visible))
         self.hidden_bias = nn.Parameter(torch.zeros(hidden))
         nn.init.uniform_(self.weight, -0.01, 0.01)
 
     def forward(self, v: torch.Tensor) -> torch.Tensor:  # [B, visible] -> [B, hidden]
-        return torch.sigmoid(torch.addmm(self.hidden_bias, v, self.weight))
+        return torch.sigmoid(F.linear(v, self.weight, self.hidden_bias))
 
     def down(self, h: torch.Tensor) -> torch.Tensor:  # [B, hidden] -> [B, visible]
-        return torch.sigmoid(torch.addmm(self.visible_bias, h, self.weight.t()))
+        return torch.sigmoid(F.linear(h, self.weight.t(), self.visible_bias))
 
 
 class Reshape(nn.Module):

@@ -193,6 +193,7 @@ def measure(
             "message": f"batch {batch_size} does not fit in {gb:.1f} GB",
             "error": oom_text,
             "seconds_per_batch": None,
+            "mean_seconds_per_batch": None,
             "iqr": None,
             "iterations": 0,
             "examples_per_second": None,
@@ -208,6 +209,9 @@ def measure(
         "status": "ok",
         "message": "",
         "seconds_per_batch": seconds,
+        # The mean charges every stall (preemption by other processes, page-fault storms) as a whole epoch
+        # does; on a quiet machine it equals the median. Epoch predictions on a busy machine should use it.
+        "mean_seconds_per_batch": statistics.fmean(timing["samples"]),
         "iqr": iqr,
         "iterations": len(timing["samples"]),
         "examples_per_second": batch_size / seconds,

@@ -123,7 +123,7 @@ def cd1_gradients(rbm: RBM, v: torch.Tensor) -> torch.Tensor:
         pv = rbm.down(h)  # [B, V]
         ph2 = rbm(pv)  # [B, H]
         b = v.shape[0]
-        rbm.weight.grad = (pv.t() @ ph2 - v.t() @ ph) / b  # [V, H]
+        rbm.weight.grad = (ph2.t() @ pv - ph.t() @ v) / b  # [H, V]
         rbm.visible_bias.grad = (pv - v).mean(0)
         rbm.hidden_bias.grad = (ph2 - ph).mean(0)
     return ph  # type: ignore[no-any-return]  # rbm() is typed as returning Any

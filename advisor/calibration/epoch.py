@@ -1,0 +1,70 @@
+"""From a measured step to an epoch, and a real epoch of training to check the prediction against.
+
+Prediction: seconds per batch x batches per epoch, where a last, partial batch counts in proportion to its
+size (a step's time grows about linearly with the batch once the batch is not tiny). Time to train is that
+times the epochs (DESIGN.md, "Calibration methodology"). On a busy machine, predict from measure()'s
+`mean_seconds_per_batch`: an epoch pays for every stall, which the median leaves out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from advisor.calibration.steps import make_step
+
+
+def predicted_epoch_seconds(seconds_per_batch: float, examples: int, batch_size: int) -> float:
+    full, rest = divmod(int(examples), int(batch_size))
+    return float(seconds_per_batch) * (full + rest / batch_size)
+
+
+def predicted_training_seconds(
+    seconds_per_batch: float, examples: int, batch_size: int, epochs: int
+) -> float:
+    return predicted_epoch_seconds(seconds_per_batch, examples, batch_size) * int(epochs)
+
+
+def train_one_epoch(
+    candidate: Mapping[str, Any],
+    *,
+    examples: int,
+    batch_size: int,
+    threads: int | None = None,
+    device: str = "cpu",
+    warmup: int = 2,
+) -> dict[str, Any]:
+    """Really train one epoch over an in-memory data set of `examples` synthetic examples.
+
+    Each epoch shuffles the data and gathers every mini-batch by index, as an in-memory data loader does; the
+    last batch may be partial. `warmup` steps on the first batch run before the clock starts (like measure()),
+    so one-off start-up costs (first-call initialisation) are not charged to the epoch.
+    """
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(int(threads))
+    try:
+        dev = torch.device(device)
+        step = make_step(candidate, dev)
+        data = step.make_batch(int(examples))  # the whole data set: tensors [N, ...]
+        first = tuple(t[:batch_size] for t in data)
+        for _ in range(warmup):
+            step.run(first)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        start = time.perf_counter()
+        order = torch.randperm(int(examples), device=dev)
+        batches = 0
+        for i in range(0, int(examples), int(batch_size)):
+            index = order[i : i + batch_size]
+            step.run(tuple(t[index] for t in data))
+            batches += 1
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(previous)
+    return {"seconds": seconds, "batches": batches, "examples": int(examples), "batch_size": int(batch_size)}

@@ -1,0 +1,103 @@
+"""sweep_summary(), the allocator finding and detect_devices(): pure functions over measured rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psutil
+import pytest
+import torch
+
+from advisor.calibration import detect_devices, sweep_summary
+from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
+
+
+def row(batch: int, threads: int, seconds: float, allocator: str = "default", **extra: Any) -> dict[str, Any]:
+    result = {
+        "status": "ok",
+        "seconds_per_batch": seconds,
+        "examples_per_second": batch / seconds,
+        "device": "cpu",
+        "threads": threads,
+        "noisy": False,
+        "user_seconds_per_step": extra.get("user", seconds),
+        "system_seconds_per_step": extra.get("system", 0.0),
+        "minor_faults_per_step": extra.get("faults", 10.0),
+    }
+    return {
+        "type": "result",
+        "batch_size": batch,
+        "threads": threads,
+        "allocator": allocator,
+        "result": result,
+    }
+
+
+def test_it_names_the_fastest_configuration_per_example_and_the_scalings() -> None:
+    results = [row(64, 1, 0.10), row(64, 2, 0.06), row(128, 1, 0.18), row(128, 2, 0.10)]
+    s = sweep_summary(results, physical_cores=2)
+    assert (s["fastest"]["batch_size"], s["fastest"]["threads"]) == (128, 2)
+    assert [(r["threads"], round(r["speedup"], 2)) for r in s["thread_scaling"]] == [(1, 1.0), (2, 1.8)]
+    assert [r["batch_size"] for r in s["batch_scaling"]] == [64, 128]
+    assert s["threads_rule"]["agrees"] is True
+    assert "agrees with rule cpu.threads.physical" in s["threads_rule"]["text"]
+
+
+def test_it_says_when_the_measurement_disagrees_with_threads_equal_physical_cores() -> None:
+    results = [row(64, 1, 0.050), row(64, 2, 0.070)]
+    s = sweep_summary(results, physical_cores=2)
+    rule = s["threads_rule"]
+    assert (rule["agrees"], rule["measured_best_threads"], rule["rule_threads"]) == (False, 1, 2)
+    assert rule["margin"] == pytest.approx(0.4)
+    assert "disagrees with rule cpu.threads.physical" in rule["text"]
+    assert "1280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
+    assert s["reasons"][0]["rule"] == "cpu.threads.physical"
+
+
+def test_it_treats_a_difference_within_noise_as_agreement() -> None:
+    s = sweep_summary([row(64, 1, 0.100), row(64, 2, 0.103)], physical_cores=2)
+    assert s["threads_rule"]["agrees"] is True
+
+
+def test_it_lists_out_of_memory_rows_and_accepts_flat_rows() -> None:
+    flat = [{**row(64, 1, 0.1)["result"], "batch_size": 64}]
+    flat.append(
+        {"status": "oom", "batch_size": 128, "threads": 1, "message": "batch 128 does not fit in 0.1 GB"}
+    )
+    s = sweep_summary(flat, physical_cores=1)
+    assert s["oom"] == [{"batch_size": 128, "message": "batch 128 does not fit in 0.1 GB"}]
+    assert s["fastest"]["batch_size"] == 64
+
+
+def test_it_rechecks_the_fastest_batch_of_each_thread_count_and_measures_the_allocator_gain() -> None:
+    default = [
+        row(64, 1, 0.50, user=0.3, system=0.2, faults=9000),
+        row(128, 1, 0.90, user=0.6, system=0.3, faults=18000),
+        row(64, 2, 0.40, user=0.5, system=0.3, faults=9000),
+    ]
+    assert configs_to_recheck(default) == [(128, 1), (64, 2)]
+    assert system_share(default) == pytest.approx(0.3 / 0.8)  # at the fastest per example: 64, 2 threads
+    tuned = [row(128, 1, 0.60, "tuned", faults=5), row(64, 2, 0.30, "tuned", faults=5)]
+    finding = allocator_finding(default + tuned, system_share(default), 0.10)
+    assert finding["checked"] and finding["recommended"] == "tuned"
+    assert finding["gain"] == pytest.approx(1 - 0.60 / 0.90)  # the fastest tuned configuration per example
+    assert finding["env"]["MALLOC_MMAP_THRESHOLD_"] == "4294967296"
+    assert finding["reason"]["rule"] == "cpu.allocator"
+
+
+def test_it_keeps_the_default_allocator_when_tuning_gains_nothing() -> None:
+    default = [row(64, 1, 0.50, user=0.3, system=0.2)]
+    finding = allocator_finding([*default, row(64, 1, 0.495, "tuned")], 0.4, 0.10)
+    assert finding["recommended"] == "default"
+    assert finding["env"] == {}
+
+
+def test_it_detects_this_machines_cpu() -> None:
+    devices = detect_devices()
+    cpu = devices[0]
+    assert cpu["kind"] == "cpu" and cpu["index"] == 0 and cpu["name"]
+    assert cpu["cores"] == (psutil.cpu_count(logical=False) or cpu["cores"])
+    assert cpu["threads"] >= cpu["cores"] >= 1
+    assert cpu["memory_bytes"] == psutil.virtual_memory().total
+    cuda = [d for d in devices if d["kind"] == "cuda"]
+    assert len(cuda) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
