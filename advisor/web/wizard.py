@@ -16,7 +16,7 @@ from advisor import engine, queries, services
 from advisor.models import Device
 from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
-from advisor.web.present import candidate_view, diagrams
+from advisor.web.present import TIMES, candidate_view, diagrams
 
 TEMPLATE = "advisor/wizard.html"
 
@@ -149,4 +149,32 @@ def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
     view["diagrams"] = diagrams(first)
     view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
+    view["summary"] = spec_summary(result["spec"])
     return view
+
+
+def spec_summary(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """The normalised spec in a few words per step, so the user sees the steps they are not on."""
+    data, hw, target = spec["data"], spec["hardware"], spec["target"]
+    kind = (
+        spec["generation"] + " generation"
+        if spec["task"] == "generation"
+        else f"{spec['task']}, {spec['goal']}"
+    )
+    shape = TIMES.join(map(str, data["input_shape"]))
+    gpu = f", {hw['gpus_per_node']} {TIMES} {hw['gpu']}" if hw["gpu"] else ", no GPU"
+    goals = [f"accuracy {target['accuracy']:g}" if target["accuracy"] is not None else "",
+             f"{target['time_budget_hours']:g} h budget" if target["time_budget_hours"] else ""]  # fmt: skip
+    return [
+        ("Task", kind),
+        (
+            "Data",
+            f"{data['examples']:,} {TIMES} {shape}" + (f" → {data['outputs']}" if data["outputs"] else ""),
+        ),
+        (
+            "Hardware",
+            f"{hw['cpu_cores']} cores, {hw['ram_gb']:g} GB RAM{gpu}"
+            + (f", {hw['nodes']} nodes" if hw["nodes"] > 1 else ""),
+        ),
+        ("Targets", ", ".join(g for g in goals if g) or "none given"),
+    ]
