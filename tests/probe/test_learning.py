@@ -182,3 +182,28 @@ def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
     assert "expected at full size (48,000 examples) 0.97 ± 0.01" in answer["text"]
     notes = " ".join(answer["notes"])
     assert "overfits" in notes and "logistic regression" in notes
+
+
+@pytest.mark.slow
+def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: Any) -> None:
+    """Breast-cancer data with a target of 1.0: the shallow FFN misses it, so the deep one is trained too."""
+    from advisor.probe.learning.plan import ProbePlan
+    from advisor.probe.learning.probe import run_probe
+
+    path = tmp_path / "bc.npz"
+    samples.save(samples.demo("breast_cancer"), path)
+    spec = {
+        **IRIS_SPEC,
+        "data": {"examples": 5000, "input_shape": [30], "outputs": 2},
+        "target": {"accuracy": 1.0},
+    }
+    candidates = recommend(spec)["candidates"]
+    roles = {c["depth"]: {"index": i, "candidate": c} for i, c in reversed(list(enumerate(candidates)))}
+    events: list[dict[str, Any]] = []
+    plan = ProbePlan(str(path), "classify", 1.0, 5000, roles.get("shallow"), roles.get("deep"), budget_s=6.0)
+    answer = run_probe(plan, events.append)
+    stages = {e["stage"] for e in events if e["type"] == "stage"}
+    assert {"split", "baseline", "shallow", "deep", "curve", "verdict"} <= stages
+    assert answer["shallow_score"] < 1.0 and answer["deep_needed"] is True
+    assert answer["deep_score"] is not None
+    assert answer["chosen"] == ("deep" if answer["deep_score"] > answer["shallow_score"] else "shallow")

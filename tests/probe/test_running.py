@@ -1,0 +1,55 @@
+"""The worker side of a probe without a worker: the claim, the plan it builds, and orphan recovery."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from advisor.probe import running, services
+from advisor.probe.models import ProbeJob
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def job(user: Any, iris_rec: Any, device: Any, samples_dir: Any) -> ProbeJob:
+    sample = services.create_sample(owner=user, demo="iris")
+    return services.submit_probe(owner=user, recommendation=iris_rec, sample=sample, device=device)
+
+
+@pytest.mark.parametrize("status", [ProbeJob.RUNNING, ProbeJob.SUCCEEDED, ProbeJob.CANCELLED])
+def test_it_claims_only_a_queued_job(job: ProbeJob, status: str) -> None:
+    ProbeJob.objects.filter(pk=job.pk).update(status=status, step="untouched")
+    assert running.run_probe_job(job_id=job.pk) == "skipped"
+    job.refresh_from_db()
+    assert job.status == status and job.step == "untouched" and job.attempts == 0
+
+
+def test_it_plans_the_shallow_and_deep_candidates_with_their_time_per_epoch(job: ProbeJob) -> None:
+    plan = running.make_plan(job)
+    assert plan.goal == "classify" and plan.target == 0.9 and plan.full_examples == 150
+    assert plan.shallow["candidate"]["depth"] == "shallow" and plan.deep["candidate"]["depth"] == "deep"  # type: ignore[index]
+    assert plan.seconds_per_epoch["shallow"]["basis"] == "analytic"
+    assert plan.budget_s == job.time_limit_seconds
+
+
+@pytest.mark.parametrize(
+    ("attempts", "cancel", "final"),
+    [(2, False, ProbeJob.FAILED), (1, True, ProbeJob.CANCELLED)],
+)
+def test_it_recovers_a_probe_whose_worker_died(
+    job: ProbeJob, attempts: int, cancel: bool, final: str
+) -> None:
+    stale = timezone.now() - timedelta(minutes=5)
+    ProbeJob.objects.filter(pk=job.pk).update(
+        status=ProbeJob.RUNNING, heartbeat_at=stale, attempts=attempts, cancel_requested=cancel
+    )
+    assert running.reap_orphans(device_ids=[job.device_id], stale_after=30) == [job.pk]
+    job.refresh_from_db()
+    assert job.status == final and "stopped while this probe ran" in job.error
+    fresh = timezone.now()
+    ProbeJob.objects.filter(pk=job.pk).update(status=ProbeJob.RUNNING, heartbeat_at=fresh)
+    assert running.reap_orphans(device_ids=[job.device_id], stale_after=30) == []  # a live one is left alone

@@ -1,0 +1,139 @@
+"""The probe pages: add a sample and start a probe from a recommendation; the probe page and its polling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from advisor.probe.models import DataSample, ProbeJob
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def browser(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_it_adds_a_demo_sample_and_starts_a_probe(
+    browser: Client, iris_rec: Any, device: Any, samples_dir: Any
+) -> None:
+    page = browser.get(f"/recommendations/{iris_rec.pk}/probe/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Shallow: #0 FFN" in html and "net.shallow.first" in html
+    added = browser.post(f"/recommendations/{iris_rec.pk}/probe/samples/", {"demo": "iris"})
+    sample = DataSample.objects.get()
+    assert added.status_code == 302 and added["Location"].endswith(f"?sample={sample.pk}")
+    started = browser.post(
+        f"/recommendations/{iris_rec.pk}/probe/",
+        {"sample": sample.pk, "device": device.id, "time_limit_seconds": 30},
+    )
+    job = ProbeJob.objects.get()
+    assert started.status_code == 302 and started["Location"] == f"/probes/{job.pk}/"
+    shown = browser.get(f"/probes/{job.pk}/")
+    assert "queued" in shown.content.decode()
+    assert browser.get(f"/probes/{job.pk}/", HTTP_HX_REQUEST="true").status_code == 200  # keeps polling
+
+
+@pytest.mark.parametrize(
+    ("upload", "words"),
+    [
+        (("iris.csv", b""), "the file is empty"),
+        (("x.exe", b"MZ"), "unknown file type"),
+        (("four.csv", b"a,y\n" + b"".join(b"%d,k%d\n" % (i, i % 4) for i in range(40))), "4 classes"),
+    ],
+)
+def test_it_shows_why_a_sample_was_refused(
+    browser: Client, iris_rec: Any, samples_dir: Any, upload: tuple[str, bytes], words: str
+) -> None:
+    name, data = upload
+    answer = browser.post(
+        f"/recommendations/{iris_rec.pk}/probe/samples/",
+        {"file": SimpleUploadedFile(name, data), "label_column": "y"},
+    )
+    assert answer.status_code == 400
+    assert words in answer.content.decode()
+    assert not DataSample.objects.exists()
+
+
+def test_it_refuses_a_probe_form_naming_the_problem(
+    browser: Client, digits_rec: Any, device: Any, samples_dir: Any
+) -> None:
+    browser.post(f"/recommendations/{digits_rec.pk}/probe/samples/", {"demo": "digits"})
+    sample = DataSample.objects.get()
+    answer = browser.post(
+        f"/recommendations/{digits_rec.pk}/probe/",
+        {"sample": sample.pk, "device": device.id, "time_limit_seconds": 100_000},
+    )
+    assert answer.status_code == 400 and "less than or equal to" in answer.content.decode()
+    assert not ProbeJob.objects.exists()
+
+
+def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
+    browser: Client, user: Any, iris_rec: Any, device: Any
+) -> None:
+    results = {
+        "baseline": {
+            "model": "logistic regression",
+            "metric": "accuracy",
+            "score": 0.95,
+            "train_score": 0.97,
+        },
+        "shallow": {
+            "family": "ffn",
+            "score": 0.93,
+            "train_score": 0.95,
+            "best_epoch": 2,
+            "stopped": "plateau",
+            "epochs": [{"epoch": 1, "val": 0.8}, {"epoch": 2, "val": 0.93, "test": 0.93}],
+        },
+        "curve": {
+            "method": "power_law",
+            "examples": 120,
+            "estimate": 0.96,
+            "low": 0.94,
+            "high": 0.98,
+            "interval": 0.9,
+            "points": [
+                {"examples": 20, "score": 0.8},
+                {"examples": 50, "score": 0.9},
+                {"examples": 90, "score": 0.93},
+            ],
+            "line": [{"examples": 20, "score": 0.81}, {"examples": 120, "score": 0.96}],
+        },
+    }
+    verdict = {"text": "shallow FFN reaches 0.93 (target 0.90) — deep not needed", "notes": [], "reasons": []}
+    job = ProbeJob.objects.create(
+        owner=user,
+        recommendation=iris_rec,
+        device=device,
+        time_limit_seconds=30,
+        status=ProbeJob.SUCCEEDED,
+        results=results,
+        verdict=verdict,
+    )
+    html = browser.get(f"/probes/{job.pk}/").content.decode()
+    assert "deep not needed" in html
+    assert html.count("<svg") == 2 and html.count("<circle") == 3  # the curve's points, the epochs' line
+    assert 'class="interval"' in html  # the expected score at full size, with its interval
+    assert browser.get(f"/probes/{job.pk}/", HTTP_HX_REQUEST="true").status_code == 286
+
+
+def test_it_hides_others_probes_and_samples(
+    browser: Client, other_user: Any, iris_rec: Any, device: Any
+) -> None:
+    from advisor import services
+
+    theirs = services.advise(owner=other_user, spec=iris_rec.spec)
+    job = ProbeJob.objects.create(
+        owner=other_user, recommendation=theirs, device=device, time_limit_seconds=5
+    )
+    assert browser.get(f"/probes/{job.pk}/").status_code == 404
+    assert browser.get(f"/recommendations/{theirs.pk}/probe/").status_code == 404
+    assert browser.get("/probes/99999999999999999999999/").status_code == 404
