@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.models import Device
@@ -83,18 +84,23 @@ def hardware_from_device(device: Device) -> dict[str, Any]:
     return hardware
 
 
+def _words(name: str) -> set[str]:
+    """'Tesla V100-SXM2-32GB' -> {'v100', 'sxm2', '32', 'gb'}: vendor words dropped, sizes split off."""
+    spaced = re.sub(r"(\d+)(gb)\b", r"\1 \2", name.lower().replace("-", " "))
+    return set(spaced.split()) - {"nvidia", "geforce", "tesla"}
+
+
 def _catalog_gpu(name: str) -> str | None:
-    """The catalog id whose name best matches a CUDA device name ('NVIDIA H100 80GB HBM3' -> h100-...)."""
+    """The catalog id whose name shares the most words with a CUDA device's name; None when none does."""
     from advisor import engine
 
-    words = set(name.lower().replace("-", " ").split())
+    words = _words(name)
     best, score = None, 0
     for gpu in engine.gpu_catalog():
-        shared = len(
-            words & set(gpu["name"].lower().replace("-", " ").split()) - {"nvidia", "geforce", "tesla"}
-        )
-        if shared > score:
-            best, score = gpu["id"], shared
+        shared = words & _words(gpu["name"])
+        # The model number must be among them: "RTX A4000" is no "RTX 2080 Ti" for sharing "rtx".
+        if any(c.isdigit() for w in shared for c in w if w not in {"gb"}) and len(shared) > score:
+            best, score = gpu["id"], len(shared)
     return best
 
 

@@ -239,3 +239,62 @@ def test_it_reads_a_page_of_history_in_a_fixed_number_of_queries(
     for _ in range(3):
         finished_job(rec, device)
     assert queries() == few
+
+
+@pytest.mark.parametrize(
+    ("name", "memory_gb", "gpu"),
+    [
+        ("Tesla V100-SXM2-32GB", 32, "v100-sxm2-32gb"),
+        ("NVIDIA A100-SXM4-80GB", 80, "a100-80gb"),
+        ("NVIDIA A100-SXM4-40GB", 40, "a100-40gb"),
+        ("NVIDIA GeForce RTX 4090", 24, "rtx-4090"),
+        ("NVIDIA RTX A4000", 16, None),
+    ],
+)
+def test_it_prefills_hardware_from_a_workers_gpu(
+    client_for: Client, device: Any, name: str, memory_gb: int, gpu: str | None
+) -> None:
+    from advisor.models import Device
+
+    cuda = Device.objects.create(
+        id="webtest-cuda0", host="webtest", kind="cuda", name=name, memory_bytes=memory_gb * 10**9,
+        queue="calibrate.webtest-cuda0",
+    )  # fmt: skip
+    response = _wizard_post(client_for, {"step": "hardware", "use_device": cuda.id})
+    form = response.context["form"]
+    assert form["gpu"].value() == (gpu or "")
+    assert form["cpu_cores"].value() == str(device.cores)  # the host's CPU, from its own worker device
+    assert form["gpu_memory_gb"].value() == (str(float(memory_gb)) if gpu else "")
+    assert response.context["step"] == "hardware" and response.context["preview"] is not None
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"ram_gb": "-1"}, "ram_gb"),
+        ({"cpu_cores": "4", "cpu_threads": "2"}, "cpu_threads"),
+        ({"accuracy": "1.5"}, "accuracy"),
+        ({"labelled_fraction": "2"}, "labelled_fraction"),
+        ({"vocab_size": "1000"}, "vocab_size"),
+        ({"gpu_memory_gb": "8"}, "gpu_memory_gb"),
+        ({"gpus_per_node": "2"}, "gpus_per_node"),
+        ({"task": "tabular", "input_shape": "3, 32, 32"}, "input_shape"),
+        ({"outputs": ""}, "outputs"),
+        ({"examples": "0"}, "examples"),
+    ],
+)
+def test_it_puts_each_engine_error_on_its_field(
+    client_for: Client, changes: dict[str, str], field: str
+) -> None:
+    from advisor import engine
+    from advisor.web.forms import SpecForm, step_of
+
+    response = _wizard_post(client_for, {**changes, "step": "task", "go": "recommend"})
+    assert response.status_code == 400 and response.context["step"] == step_of(field)
+    bound = SpecForm(response.context["form"].data)
+    assert bound.is_valid()
+    with pytest.raises(engine.SpecError) as raised:
+        engine.normalise(bound.to_spec())
+    (path,) = [p for p in raised.value.errors if p.rsplit(".", 1)[-1] == field]
+    shown = dict((f.name, errors) for f, errors in response.context["visible"])[field]
+    assert shown == raised.value.errors[path]
