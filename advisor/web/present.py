@@ -250,13 +250,14 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
         "candidates": candidates,
         "plan": payload.get("hardware_plan", {}),
         "flow": flow,
+        # (label, value, is a time): times carry the estimated mark, like every time on the pages.
         "flow_rows": [
-            ("Dataset size", nbytes(flow.get("dataset_bytes"))),
-            ("Fits in RAM", _yes(flow.get("fits_in_ram"))),
-            ("Fits in GPU memory", _yes(flow.get("fits_in_gpu"))),
-            ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch"))),
-            ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch"))),
-            ("Effective compute fraction", _percent(flow.get("effective_compute_fraction"))),
+            ("Dataset size", nbytes(flow.get("dataset_bytes")), False),
+            ("Fits in RAM", _yes(flow.get("fits_in_ram")), False),
+            ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
+            ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
+            ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
+            ("Effective compute fraction", _percent(flow.get("effective_compute_fraction")), False),
         ],
         "reasons": payload.get("reasons", []),
     }
