@@ -1,11 +1,14 @@
 """Analytic time estimates (basis "analytic") from FLOPs, bytes and the catalog's peaks.
 
-seconds per batch = max(compute, memory traffic) + per-layer overhead, where
+seconds per batch = max(compute, memory traffic) + framework overhead, where
 - compute = training FLOPs (3 x forward: the backward pass costs about twice the forward; a GAN step runs
   both networks twice) x batch / (peak FP32 FLOP/s x EFFICIENCY);
 - memory traffic = (16 bytes per parameter: weights read twice, gradient written, optimiser state read and
   written; 8 bytes per kept activation: written forward, read backward) / memory bandwidth;
-- overhead = 3 launches (forward, backward, update) per layer, LAUNCH_SECONDS each.
+- overhead = STEP_SECONDS per step (loss, zero_grad, optimiser call) + LAYER_SECONDS per layer (its forward,
+  backward and update ops, each dispatched by PyTorch's eager mode at some 5-10 us). Measured here (tiny FFN,
+  batch 64, 1 thread, on this project's shared 2-core VM under load): 0.64 ms per step with 3 layers, 0.94 ms
+  with 7, i.e. ~75 us per layer and ~0.4 ms per step under load; a quiet machine needs about half.
 EFFICIENCY is the share of peak that real frameworks reach on these networks: Shi et al. 2016 Table 4, best
 tool per network at its Table 4 batch, gives 30-64% of peak on the GTX 1080 (FCN-5 30%, ResNet-50 52%,
 AlexNet 64%, LSTM-32 45%) and 22-42% of the i7-3820's AVX peak at 4 threads; we use 45% (GPU) and 35% (CPU).
@@ -22,7 +25,8 @@ from typing import Any
 from advisor.engine import catalog
 
 EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
-LAUNCH_SECONDS = {"gpu": 10e-6, "cpu": 5e-6}
+STEP_SECONDS = {"gpu": 100e-6, "cpu": 150e-6}
+LAYER_SECONDS = {"gpu": 30e-6, "cpu": 40e-6}
 TRAIN_MULTIPLIER = {"gan": 6}  # others: 3
 MULTI_GPU_CUT = 0.35
 CPU_CORE = "generic-avx2"
@@ -95,7 +99,7 @@ def seconds_per_batch(
     train_flops = TRAIN_MULTIPLIER.get(family, 3) * flops * batch_size
     compute = train_flops / (device.peak_flops * EFFICIENCY[device.kind])
     traffic = (16 * parameters + 8 * activations * batch_size) / device.bandwidth
-    return max(compute, traffic) + 3 * layers * LAUNCH_SECONDS[device.kind]
+    return max(compute, traffic) + STEP_SECONDS[device.kind] + layers * LAYER_SECONDS[device.kind]
 
 
 def multi_gpu_factor(devices: int) -> float:
