@@ -9,6 +9,8 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -58,7 +60,21 @@ def _recommendation_context(
         "devices": devices,
         "form": form,
         "jobs": queries.calibrations_of(rec, request.user),
+        "probe_template": _optional_template(PROBE_SECTION),
     }
+
+
+# The accuracy probe's section of the recommendation page: its owner adds this template (templates/probe/)
+# and it is drawn inside {% block probe %} with this page's context (rec, view, chosen, devices, jobs).
+PROBE_SECTION = "probe/_recommendation.html"
+
+
+def _optional_template(name: str) -> str | None:
+    try:
+        get_template(name)  # the cached loader remembers a miss too: this costs nothing after the first call
+    except TemplateDoesNotExist:
+        return None
+    return name
 
 
 @require_POST

@@ -298,3 +298,17 @@ def test_it_puts_each_engine_error_on_its_field(
     (path,) = [p for p in raised.value.errors if p.rsplit(".", 1)[-1] == field]
     shown = dict((f.name, errors) for f, errors in response.context["visible"])[field]
     assert shown == raised.value.errors[path]
+
+
+def test_it_draws_the_probe_section_when_its_template_exists(
+    client_for: Client, rec: Any, settings: Any, tmp_path: Any
+) -> None:
+    assert "Accuracy probe for" not in client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "_recommendation.html").write_text(
+        "<section><h2>Accuracy probe for #{{ rec.pk }}</h2><p>{{ chosen.title }}</p></section>"
+    )
+    engine = {**settings.TEMPLATES[0], "DIRS": [tmp_path, *settings.TEMPLATES[0]["DIRS"]]}
+    settings.TEMPLATES = [engine]
+    html = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    assert f"Accuracy probe for #{rec.pk}" in html
