@@ -76,9 +76,18 @@ def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return [lo + i * step for i in range(count)]
 
 
+def _nice(lo: float, hi: float, count: int = 6) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten apart) from lo to hi."""
+    raw = max((hi - lo) / max(count - 1, 1), 1e-9)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
 def _x_ticks(lo: float, hi: float, log_x: bool) -> list[float]:
     if not log_x:
-        return _ticks(lo, hi)
+        return _nice(lo, hi)
     ticks = [
         10.0**e for e in range(math.floor(math.log10(max(lo, 1))), math.ceil(math.log10(max(hi, 1))) + 1)
     ]

@@ -20,7 +20,8 @@ DRAWS = 4000
 
 
 def _law(n: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
-    return a - b * np.power(n, -c)
+    out: np.ndarray = a - b * np.power(n, -c)
+    return out
 
 
 def point_error(score: float, test_examples: int) -> float:

@@ -205,7 +205,7 @@ def baseline(data: Split, *, code_size: int | None = None) -> dict[str, Any]:
         k = max(1, min(code_size or data.x_train.shape[1] // 4, *data.x_train.shape))
         pca = PCA(n_components=k).fit(data.x_train)
         name = f"PCA with {k} components"
-        result = tuple(
+        result = tuple(  # type: ignore[assignment]
             score("compress", x, pca.inverse_transform(pca.transform(x))) for x in (data.x_test, data.x_train)
         )
     return {"model": name, "metric": data.metric, "score": result[0], "train_score": result[1]}

@@ -143,7 +143,7 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
         if cand is None:
             shallow_note = "the recommendation lists no shallow candidate"
             continue
-        why = train.trainable(cand, plan.goal)
+        why = data.trainable(cand, plan.goal)
         if why:
             if role == "deep":
                 deep_note = f"the deep candidate cannot be probed: {why}"

@@ -159,7 +159,8 @@ def as_values(sample: Sample) -> np.ndarray:
         names = np.array([float(c) for c in sample.classes], dtype=np.float32)
     except ValueError:
         raise refuse("regression needs numeric targets; the labels are names", "label_column") from None
-    return names[sample.y].reshape(-1, 1)
+    values: np.ndarray = names[sample.y].reshape(-1, 1)
+    return values
 
 
 # --- the stored form -----------------------------------------------------------------------------------

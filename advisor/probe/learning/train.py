@@ -161,7 +161,7 @@ def train(
             ix = order[start : start + batch]
             xb = tensors.x_train[ix]
             yb = None if tensors.y_train is None else tensors.y_train[ix]
-            step.run((xb,) if data.goal == "compress" else (xb, yb))
+            step.run((xb,) if yb is None else (xb, yb))
             stop = out_of_time()
             if stop:
                 break

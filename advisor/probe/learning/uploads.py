@@ -12,6 +12,7 @@ import zipfile
 from pathlib import PurePosixPath
 
 import numpy as np
+from PIL import Image
 
 from advisor.probe.learning.samples import Limits, Sample, check_arrays, from_labels, refuse
 
@@ -182,7 +183,7 @@ def safe_member(name: str) -> list[str]:
 
 
 def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
@@ -225,10 +226,8 @@ def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
     return _stack_images(images, labels)
 
 
-def _stack_images(images: list[tuple[str, object]], labels: list[str]) -> Sample:
-    from PIL import Image
-
-    pictures: list[Image.Image] = [img for _, img in images]  # type: ignore[misc]
+def _stack_images(images: list[tuple[str, Image.Image]], labels: list[str]) -> Sample:
+    pictures = [img for _, img in images]
     colour = any(p.mode == "RGB" for p in pictures)
     size = pictures[0].size
     for (name, _), p in zip(images, pictures, strict=True):
