@@ -93,6 +93,11 @@ def test_it_walks_a_vision_task_with_live_validation(page: Any) -> None:
     page.click("a:has-text('Details') >> nth=1")
     page.wait_for_selector("#cand-h:has-text('Candidate 2')")
     assert "?c=1" in page.url
+    page.set_viewport_size({"width": 400, "height": 800})  # a phone: wide parts scroll in their own box
+    for url, name in ((page.url, "04b-recommendation-narrow"), ("/", "01b-wizard-narrow")):
+        page.goto(url)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 400, name
+        shoot(page, name)
 
 
 def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: Any) -> None:
