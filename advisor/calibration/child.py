@@ -18,6 +18,7 @@ from advisor.calibration.allocator import current_allocator
 
 PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
 PLATEAU_DOUBLINGS = 2
+PRUNE_MARGIN = 0.25  # a doubling sweep stops timing thread counts this much slower than the best
 
 
 class EventSink(Protocol):
@@ -35,104 +36,125 @@ def batch_plan(payload: dict[str, Any]) -> tuple[list[int], bool]:
     return sizes or [int(payload["max_batch_size"])], True
 
 
-def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
-    """Measure every planned configuration; stop early at out-of-memory, a plateau or the soft budget."""
-    from advisor.calibration.measure import (
-        measure,
-    )  # torch is imported here, in the child, after its environment
-
-    if payload.get("memory_limit_bytes") and payload["device"] == "cpu":
+def _apply_memory_limit(payload: dict[str, Any]) -> None:
+    limit = payload.get("memory_limit_bytes")
+    if not limit:
+        return
+    if payload["device"] == "cpu":
         from advisor.calibration.memory import limit_data_memory
 
-        limit_data_memory(int(payload["memory_limit_bytes"]))
-    elif payload.get("memory_limit_bytes"):
-        import torch
+        limit_data_memory(int(limit))
+        return
+    import torch
 
-        dev = torch.device(payload["device"])
-        total = torch.cuda.get_device_properties(dev).total_memory
-        torch.cuda.set_per_process_memory_fraction(min(1.0, payload["memory_limit_bytes"] / total), dev)
+    dev = torch.device(payload["device"])
+    total = torch.cuda.get_device_properties(dev).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, int(limit) / total), dev)
 
-    started = time.monotonic()
-    budget = float(payload["budget_s"])
-    allocator = current_allocator()
-    threads: list[int] = [int(t) for t in payload["threads"]]
-    configs: list[tuple[int, int]] | None = payload.get("configs")
+
+def _preload_optimizer_machinery() -> None:
+    """The first torch.optim optimizer imports torch._dynamo (seconds); pay that before the first
+    configuration, so that its duration (from which the sweep predicts the next one's) is the measurement's
+    own."""
+    import torch
+
+    torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1).zero_grad()
+
+
+class _Sweep:
+    """Measures configurations one by one, sends each result at once, keeps the bookkeeping for stopping."""
+
+    def __init__(self, payload: dict[str, Any], events: EventSink, total: int) -> None:
+        from advisor.calibration.measure import (
+            measure,
+        )  # torch loads here, in the child, after its environment
+
+        self.measure = measure
+        _preload_optimizer_machinery()
+        self.payload, self.events = payload, events
+        self.started = time.monotonic()
+        self.allocator = current_allocator()
+        self.done = int(payload.get("progress_base", 0))
+        self.total = self.done + total
+        self.last_duration, self.last_batch = 0.0, 0
+        self.last_ok_batch: int | None = None
+
+    def out_of_time(self, batch: int) -> bool:
+        """Would the next configuration overrun the soft budget? (Estimated from the last one, scaled.)"""
+        if not self.last_batch:
+            return False
+        estimate = self.last_duration * batch / self.last_batch
+        return time.monotonic() - self.started + estimate > float(self.payload["budget_s"])
+
+    def run(self, batch: int, threads: int) -> dict[str, Any]:
+        step = f"batch {batch}, {threads} threads: timing"
+        self.events.put(
+            {"type": "progress", "done": self.done, "total": self.total, "step": step, "pid": os.getpid()}
+        )
+        t0 = time.monotonic()
+        p = self.payload
+        result: dict[str, Any] = self.measure(
+            p["candidate"],
+            device=p["device"],
+            batch_size=batch,
+            threads=threads,
+            min_iterations=int(p["min_iterations"]),
+            min_seconds=float(p["min_seconds"]),
+            warmup=int(p["warmup"]),
+            memory_limit_bytes=p.get("memory_limit_bytes"),
+        )
+        self.last_duration, self.last_batch = time.monotonic() - t0, batch
+        self.done += 1
+        if result["status"] == "oom" and self.last_ok_batch is not None:
+            result["message"] += f"; {self.last_ok_batch} does"
+        event = {"type": "result", "batch_size": batch, "threads": threads, "allocator": self.allocator}
+        self.events.put({**event, "result": result, "pid": os.getpid()})
+        return result
+
+    def finish(self, stop_reason: str) -> None:
+        self.events.put({"type": "done", "stop_reason": stop_reason, "done": self.done, "total": self.total})
+
+
+def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
+    """Measure the planned configurations, ascending in batch size; stop early at out-of-memory, at the soft
+    time budget, or (doubling sweeps) at a throughput plateau. A doubling sweep also drops thread counts that
+    were more than PRUNE_MARGIN slower than the best at the previous batch size: the full thread scaling is
+    measured at the first batch size, and hopeless configurations do not eat the time limit."""
+    _apply_memory_limit(payload)
+    configs = payload.get("configs")
     if configs:
         plan: list[tuple[int, list[int]]] = [(int(b), [int(t)]) for b, t in configs]
         doubling = False
     else:
         sizes, doubling = batch_plan(payload)
-        plan = [(b, threads) for b in sizes]
-    base = int(payload.get("progress_base", 0))
-    total = base + sum(len(ts) for _, ts in plan)
-    done = base
-    best_rate, flat, last_ok_batch = 0.0, 0, None
-    last_duration, last_batch = 0.0, None
-    stop_reason = "all configurations measured"
-    for batch, thread_list in plan:
-        rates: list[float] = []
-        oom = False
+        plan = [(b, [int(t) for t in payload["threads"]]) for b in sizes]
+    sweep = _Sweep(payload, events, sum(len(ts) for _, ts in plan))
+    active = list(plan[0][1])
+    best_rate, flat = 0.0, 0
+    for batch, planned in plan:
+        thread_list = [t for t in planned if t in active] if doubling else planned
+        sweep.total -= len(planned) - len(thread_list)
+        rates: dict[int, float] = {}
         for t in thread_list:
-            scale = batch / last_batch if last_batch else 1.0
-            if last_batch is not None and time.monotonic() - started + last_duration * scale > budget:
-                stop_reason = f"time limit: batch {batch}, {t} threads would not finish in time"
-                events.put({"type": "done", "stop_reason": stop_reason, "done": done, "total": total})
-                return
-            events.put(
-                {
-                    "type": "progress",
-                    "done": done,
-                    "total": total,
-                    "step": f"batch {batch}, {t} threads: timing",
-                    "pid": os.getpid(),
-                }
-            )
-            t0 = time.monotonic()
-            result = measure(
-                payload["candidate"],
-                device=payload["device"],
-                batch_size=batch,
-                threads=t,
-                min_iterations=int(payload["min_iterations"]),
-                min_seconds=float(payload["min_seconds"]),
-                warmup=int(payload["warmup"]),
-                memory_limit_bytes=payload.get("memory_limit_bytes"),
-            )
-            last_duration, last_batch = time.monotonic() - t0, batch
-            done += 1
-            if result["status"] == "oom" and last_ok_batch is not None:
-                result["message"] += f"; {last_ok_batch} does"
-            events.put(
-                {
-                    "type": "result",
-                    "batch_size": batch,
-                    "threads": t,
-                    "allocator": allocator,
-                    "result": result,
-                    "pid": os.getpid(),
-                }
-            )
+            if sweep.out_of_time(batch):
+                budget = payload.get("budget_name", "time limit")
+                return sweep.finish(f"{budget}: batch {batch}, {t} threads would not finish in time")
+            result = sweep.run(batch, t)
             if result["status"] == "oom":
-                oom = True
-                break
-            rates.append(float(result["examples_per_second"]))
-        if oom:
-            stop_reason = f"out of memory at batch {batch}"
-            break
-        last_ok_batch = batch
-        if doubling and payload.get("stop_on_plateau", True):
-            rate = max(rates)
-            flat = flat + 1 if rate < best_rate * PLATEAU_GAIN else 0
-            best_rate = max(best_rate, rate)
-            if flat >= PLATEAU_DOUBLINGS:
-                stop_reason = (
-                    f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"
-                )
-                break
-    else:
-        if doubling:
-            stop_reason = f"reached the cap, batch {plan[-1][0]}"
-    events.put({"type": "done", "stop_reason": stop_reason, "done": done, "total": total})
+                return sweep.finish(f"out of memory at batch {batch}")
+            rates[t] = float(result["examples_per_second"])
+        sweep.last_ok_batch = batch
+        if not doubling:
+            continue
+        top = max(rates.values())
+        active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
+        flat = flat + 1 if top < best_rate * PLATEAU_GAIN else 0
+        best_rate = max(best_rate, top)
+        if payload.get("stop_on_plateau", True) and flat >= PLATEAU_DOUBLINGS:
+            return sweep.finish(
+                f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"
+            )
+    sweep.finish(f"reached the cap, batch {plan[-1][0]}" if doubling else "all configurations measured")
 
 
 def child_main(payload: dict[str, Any], events: Any) -> None:

@@ -32,13 +32,13 @@ def system_share(results: Sequence[dict[str, Any]]) -> float:
 
 
 def configs_to_recheck(results: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
-    """For each thread count, its fastest batch size (per example) under the default allocator."""
-    best: dict[int, dict[str, Any]] = {}
-    for e in _ok(results, "default"):
-        t = int(e["threads"])
-        if t not in best or _per_example(e) < _per_example(best[t]):
-            best[t] = e
-    return [(int(e["batch_size"]), t) for t, e in sorted(best.items())]
+    """The fastest configuration per example under the default allocator: the one the user would train with.
+    (One configuration only: the tuned child pays a fresh start of torch, and the job has a time limit.)"""
+    ok = _ok(results, "default")
+    if not ok:
+        return []
+    best = min(ok, key=_per_example)
+    return [(int(best["batch_size"]), int(best["threads"]))]
 
 
 def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold: float) -> dict[str, Any]:

@@ -5,9 +5,16 @@ MALLOC_* only at process start), and a hard stop (terminate, then kill) on cance
 The caller's process only relays events, so a crash or an OOM-kill of the child is reported, not inherited.
 
 With allocator="auto" the job measures the sweep under glibc's default malloc; when system time is a
-significant share of a step's CPU time (rule cpu.allocator), it re-measures the fastest configuration of each
-thread count in a second child with the tuned allocator and reports the measured gain. The first child gets
-70% of the time limit so the second can still run.
+significant share of a step's CPU time (rule cpu.allocator), it re-measures the fastest configuration in a
+second child with the tuned allocator and reports the measured gain. The first child gets 70% of the time
+limit so the second can still run.
+
+A doubling sweep (no batch_sizes given) stops at out-of-memory, at max_batch_size, at a throughput plateau
+(two doublings that gain < 5%), or before a configuration that would end after sweep_budget_s (15 s by
+default, so that a default calibration of a small network stays well under 30 s on a 2-core laptop: about
+3-8 s of child start, torch's import included, the sweep, and perhaps the tuned re-measure); it measures every
+thread count at the first batch size and then only those within 25% of the best. Explicit batch_sizes x
+threads are measured in full, within time_limit_s.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ class JobPlan:
     memory_limit_bytes: int | None = None  # a real cap the child enforces (RLIMIT_DATA on CPU)
     stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
     system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
+    sweep_budget_s: float | None = 15.0  # a doubling sweep starts no configuration it expects to end later
 
     def __post_init__(self) -> None:
         errors: dict[str, list[str]] = {}
@@ -84,18 +92,25 @@ class JobPlan:
             bad("time_limit_s", "must be positive")
         if self.allocator not in ALLOCATORS:
             bad("allocator", f"one of {', '.join(ALLOCATORS)}")
+        if self.sweep_budget_s is not None and self.sweep_budget_s <= 0:
+            bad("sweep_budget_s", "must be positive, or None for no budget")
         if self.memory_limit_bytes is not None and self.memory_limit_bytes <= 0:
             bad("memory_limit_bytes", "must be positive")
         if errors:
             raise PlanError(errors)
 
 
-def _payload(plan: JobPlan) -> dict[str, Any]:
+def child_payload(plan: JobPlan) -> dict[str, Any]:
+    """What the first child gets: the plan with its defaults resolved (threads, start batch, budget)."""
     payload = asdict(plan)
     cores = physical_cores()
     if not payload["threads"]:
         payload["threads"] = list(range(1, cores + 1)) if plan.device == "cpu" else [cores]
     payload["batch_start"] = int((plan.candidate.get("training") or {}).get("batch_size") or 32)
+    auto = plan.allocator == "auto" and plan.device == "cpu"
+    payload["budget_s"] = max(0.0, plan.time_limit_s * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S)
+    if not plan.batch_sizes and plan.sweep_budget_s and plan.sweep_budget_s < payload["budget_s"]:
+        payload["budget_s"], payload["budget_name"] = plan.sweep_budget_s, "sweep budget"
     return payload
 
 
@@ -202,13 +217,11 @@ def run_job(
     """Run the plan's sweep in child processes; return the job's summary (see module docstring)."""
     started = time.monotonic()
     deadline = started + plan.time_limit_s
-    payload = _payload(plan)
+    payload = child_payload(plan)
     results: list[Event] = []
     children: list[dict[str, Any]] = []
     auto = plan.allocator == "auto" and plan.device == "cpu"
     first = "tuned" if plan.allocator == "tuned" else "default"
-    share = FIRST_PHASE_SHARE if auto else 1.0
-    payload["budget_s"] = max(0.0, plan.time_limit_s * share - EXIT_MARGIN_S)
     status, error, stop_reason = _run_child(
         payload, child_environment(first), deadline, on_event, should_cancel, results, children
     )

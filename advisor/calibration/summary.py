@@ -43,9 +43,10 @@ def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
 def sweep_summary(
     results: Sequence[Mapping[str, Any]], *, physical_cores: int | None = None
 ) -> dict[str, Any]:
-    """Fastest configuration per example, thread scaling (at the fastest batch size), batch scaling (at the
-    fastest thread count), out-of-memory limits, and whether the measurement disagrees with rule
-    cpu.threads.physical. `results` are result events or flat rows (measure() dicts with batch_size)."""
+    """Fastest configuration per example, thread scaling (at the batch size measured with the most thread
+    counts, nearest the fastest), batch scaling (at the fastest thread count), out-of-memory limits, and
+    whether the measurement disagrees with rule cpu.threads.physical. `results` are result events or flat
+    rows (measure() dicts with batch_size)."""
     rows = _rows(results)
     ok = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
     oom = [
@@ -61,16 +62,26 @@ def sweep_summary(
             "reasons": [],
         }
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
-    same_alloc = [r for r in ok if r["allocator"] == fastest["allocator"]]
-    at_batch = sorted(
-        (r for r in same_alloc if r["batch_size"] == fastest["batch_size"]), key=lambda r: r["threads"]
+    # Scalings come from the allocator set-up that ran the sweep (most rows); a re-measure adds a row or two.
+    sweep_alloc = max({r["allocator"] for r in ok}, key=lambda a: sum(r["allocator"] == a for r in ok))
+    same_alloc = [r for r in ok if r["allocator"] == sweep_alloc]
+    sweep_fastest = min(same_alloc, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
+    # Thread scaling at the batch size with the most thread counts measured (a doubling sweep drops slow
+    # thread counts as it goes), the one nearest the fastest configuration's among those.
+    counts: dict[int, set[int]] = {}
+    for r in same_alloc:
+        counts.setdefault(r["batch_size"], set()).add(r["threads"])
+    widest = max(len(t) for t in counts.values())
+    scaling_batch = min(
+        (b for b, t in counts.items() if len(t) == widest), key=lambda b: abs(b - sweep_fastest["batch_size"])
     )
+    at_batch = sorted((r for r in same_alloc if r["batch_size"] == scaling_batch), key=lambda r: r["threads"])
     base = next((r for r in at_batch if r["threads"] == 1), at_batch[0])
     thread_scaling = [
         {**_brief(r), "speedup": r["examples_per_second"] / base["examples_per_second"]} for r in at_batch
     ]
     at_threads = sorted(
-        (r for r in same_alloc if r["threads"] == fastest["threads"]), key=lambda r: r["batch_size"]
+        (r for r in same_alloc if r["threads"] == sweep_fastest["threads"]), key=lambda r: r["batch_size"]
     )
     batch_scaling = [_brief(r) for r in at_threads]
     cores = physical_cores or detect_physical_cores()

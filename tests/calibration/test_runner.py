@@ -62,7 +62,13 @@ def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
     cand = C.ffn(features=8000, hidden=64, outputs=4)  # the input alone is 32 KB per example
     cand["training"]["batch_size"] = 256
     plan = JobPlan(
-        cand, threads=[1], memory_limit_bytes=100_000_000, stop_on_plateau=False, allocator="default", **QUICK
+        cand,
+        threads=[1],
+        memory_limit_bytes=100_000_000,
+        stop_on_plateau=False,
+        sweep_budget_s=None,
+        allocator="default",
+        **QUICK,
     )
     summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
     assert summary["status"] == "succeeded", summary["error"]

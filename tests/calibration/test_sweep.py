@@ -1,0 +1,65 @@
+"""The child's sweep logic, run in this process (the same code the spawned child runs, without the spawn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.calibration import JobPlan
+from advisor.calibration.child import batch_plan, run_sweep
+from advisor.calibration.runner import child_payload
+from tests.calibration import candidates as C
+
+
+class Sink(list[dict[str, Any]]):
+    def put(self, obj: dict[str, Any]) -> None:
+        self.append(obj)
+
+
+def test_it_plans_doubling_from_the_engines_batch_up_to_the_cap() -> None:
+    payload = child_payload(JobPlan(C.ffn(), max_batch_size=100))  # training.batch_size is 16
+    assert batch_plan(payload) == ([16, 32, 64], True)
+    explicit = child_payload(JobPlan(C.ffn(), batch_sizes=[64, 8, 64]))
+    assert batch_plan(explicit) == ([8, 64], False)
+
+
+def test_it_resolves_threads_to_one_through_the_physical_cores() -> None:
+    import psutil
+
+    cores = psutil.cpu_count(logical=False) or 1
+    assert child_payload(JobPlan(C.ffn()))["threads"] == list(range(1, cores + 1))
+
+
+def test_it_stops_a_doubling_sweep_at_its_budget() -> None:
+    plan = JobPlan(
+        C.cnn(),
+        threads=[1],
+        min_iterations=2,
+        min_seconds=0.3,
+        warmup=1,
+        sweep_budget_s=0.5,
+        stop_on_plateau=False,
+    )
+    sink = Sink()
+    run_sweep(child_payload(plan), sink)
+    results = [e for e in sink if e["type"] == "result"]
+    done = sink[-1]
+    assert done["type"] == "done"
+    assert done["stop_reason"].startswith("sweep budget: batch ")
+    assert 1 <= len(results) < 8  # 16 .. 4096 would be 9 batch sizes
+    assert done["done"] == len(results) < done["total"]
+
+
+def test_it_measures_an_explicit_grid_in_full_with_progress_before_each() -> None:
+    plan = JobPlan(C.ffn(), batch_sizes=[4, 8], threads=[1, 2], min_iterations=2, min_seconds=0.0, warmup=0)
+    sink = Sink()
+    run_sweep(child_payload(plan), sink)
+    kinds = [e["type"] for e in sink]
+    assert kinds == ["progress", "result"] * 4 + ["done"]
+    assert [(e["batch_size"], e["threads"]) for e in sink if e["type"] == "result"] == [
+        (4, 1),
+        (4, 2),
+        (8, 1),
+        (8, 2),
+    ]
+    assert sink[-1]["stop_reason"] == "all configurations measured"
+    assert [e["done"] for e in sink if e["type"] == "progress"] == [0, 1, 2, 3]
