@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from advisor import accounts, queries, services
 from advisor.models import CalibrationJob, Recommendation
+from advisor.web.auth import login_required
 from advisor.web.present import candidate_view, nbytes, si
 
 

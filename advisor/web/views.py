@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
@@ -16,6 +15,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from advisor import engine, queries, services
 from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.web.auth import login_required
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
 from advisor.web.present import diagrams, memory_rows, recommendation_view

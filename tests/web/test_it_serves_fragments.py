@@ -114,3 +114,14 @@ def test_it_compares_as_a_fragment(client_for: Client, rec: Any) -> None:
     response = client_for.get(f"/compare/?kind=candidates&a={rec.pk}:0&b={rec.pk}:1", **HX)
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="table"') and "Hidden sizes" in html
+
+
+def test_it_sends_an_expired_htmx_session_to_the_login_page(rec: Any, device: Any) -> None:
+    job = finished_job(rec, device, status=CalibrationJob.RUNNING)
+    response = Client().get(
+        f"/calibrations/{job.pk}/", HTTP_HX_CURRENT_URL=f"http://testserver/calibrations/{job.pk}/", **HX
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"/accounts/login/?next=%2Fcalibrations%2F{job.pk}%2F"
+    plain = Client().get(f"/calibrations/{job.pk}/")
+    assert plain.status_code == 302 and plain["Location"].startswith("/accounts/login/")

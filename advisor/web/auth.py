@@ -1,0 +1,33 @@
+"""login_required that also serves htmx: an expired session on a polled fragment sends the whole page to the
+login form (HX-Redirect) instead of swapping the login page into a fragment's place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required as django_login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import resolve_url
+from django_htmx.http import HttpResponseClientRedirect
+
+View = Callable[..., HttpResponse]
+
+
+def login_required(view: View) -> View:
+    plain = django_login_required(view)
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        htmx: Any = getattr(request, "htmx", None)
+        if htmx and not request.user.is_authenticated:
+            back = htmx.current_url_abs_path or request.get_full_path()
+            return HttpResponseClientRedirect(
+                f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': back})}"
+            )
+        return plain(request, *args, **kwargs)
+
+    return wrapper
