@@ -207,3 +207,26 @@ def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: A
     assert answer["shallow_score"] < 1.0 and answer["deep_needed"] is True
     assert answer["deep_score"] is not None
     assert answer["chosen"] == ("deep" if answer["deep_score"] > answer["shallow_score"] else "shallow")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("goal", ["regress", "compress"])
+def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: Any, goal: str) -> None:
+    from advisor.probe.learning.plan import ProbePlan
+    from advisor.probe.learning.probe import run_probe
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 6)).astype(np.float32)
+    y = (x @ rng.normal(size=6)).astype(np.float32) if goal == "regress" else None
+    samples.save(samples.Sample(x, y, "value" if y is not None else "none"), tmp_path / "s.npz")
+    data_spec = {"examples": 3000, "input_shape": [6], "outputs": 1}
+    spec = {**IRIS_SPEC, "goal": goal, "data": data_spec, "target": {"accuracy": 0.5}}
+    candidates = recommend(spec)["candidates"]
+    roles = {c["depth"]: {"index": i, "candidate": c} for i, c in reversed(list(enumerate(candidates)))}
+    plan = ProbePlan(
+        str(tmp_path / "s.npz"), goal, 0.5, 3000, roles.get("shallow"), roles.get("deep"), budget_s=4
+    )
+    answer = run_probe(plan, lambda event: None)
+    assert answer["metric"] == {"regress": "r2", "compress": "explained_variance"}[goal]
+    assert answer["baseline_score"] is not None and answer["shallow_score"] is not None
+    assert ("R²" if goal == "regress" else "variance explained") in answer["text"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+METRIC_WORDS = {"r2": "R²", "explained_variance": "of the input's variance explained"}
 OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
 
 
@@ -81,34 +82,33 @@ def verdict(
     shallow_name = _name(shallow or {})
     deep_name = _name(deep or {})
     exp_text = expected_text(expected)
+    # Accuracy is what a target usually means; other goals' scores say what they are the first time.
+    unit = "" if metric == "accuracy" else f" {METRIC_WORDS.get(metric, metric)}"
     deep_needed: bool | None = None
     if sh is None and dp is not None:
         met = f" (target {t})" if t else ""
         text = (
             f"no shallow network was tried ({shallow_note or 'none trained'}); "
-            f"{deep_name} reaches {dp:.2f}{met} on the sample{exp_text}"
+            f"{deep_name} reaches {dp:.2f}{unit}{met} on the sample{exp_text}"
         )
     elif sh is None:
         text = f"no network could be trained on the sample ({shallow_note or deep_note or 'no candidate'})"
     elif target is None:
-        text = (
-            f"shallow {shallow_name} reaches {sh:.2f} {metric}; no accuracy target, deep not tried{exp_text}"
-        )
+        text = f"shallow {shallow_name} reaches {sh:.2f}{unit}; no accuracy target, deep not tried{exp_text}"
     elif sh >= target:
-        text = f"shallow {shallow_name} reaches {sh:.2f} (target {t}) — deep not needed{exp_text}"
+        text = f"shallow {shallow_name} reaches {sh:.2f}{unit} (target {t}) — deep not needed{exp_text}"
         deep_needed = False
     elif dp is None:
         deep_needed = True
         why = deep_note or "no deep network trained"
-        text = f"shallow {shallow_name} reaches {sh:.2f}, below the target {t}; {why}"
+        text = f"shallow {shallow_name} reaches {sh:.2f}{unit}, below the target {t}; {why}"
     elif dp >= target:
         deep_needed = True
-        text = f"shallow reaches {sh:.2f}, {deep_name} reaches {dp:.2f} on the sample (target {t}){exp_text}"
+        both = f"shallow reaches {sh:.2f}{unit}, {deep_name} reaches {dp:.2f}"
+        text = f"{both} on the sample (target {t}){exp_text}"
     else:
         deep_needed = True
-        text = (
-            f"neither reaches the target {t} on the sample: shallow {sh:.2f}, {deep_name} {dp:.2f}{exp_text}"
-        )
+        text = f"neither reaches the target {t} on the sample: shallow {sh:.2f}{unit}, {deep_name} {dp:.2f}{exp_text}"
         if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
     for label, run in (("shallow", shallow), ("deep", deep)):
