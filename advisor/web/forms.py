@@ -170,18 +170,24 @@ class SpecForm(forms.Form):
     def spec_errors(self) -> dict[str, list[str]]:
         """Parse errors first; then the engine's own errors, by dotted path, for fields that parsed."""
         self.is_valid()
-        errors: dict[str, list[str]] = {name: list(msgs) for name, msgs in self.errors.items()}
         try:
             engine.normalise(self.to_spec())
         except engine.SpecError as exc:
-            for path, messages in exc.errors.items():
-                name = path.rsplit(".", 1)[-1]
-                key = name if name in self.fields else "__all__"
-                if key in self.errors:
-                    continue  # the parse error already says it; the engine only saw a blank
-                errors.setdefault(key, []).extend(
-                    messages if key != "__all__" else [f"{path}: {m}" for m in messages]
-                )
+            return self.field_errors(exc.errors)
+        return self.field_errors({})
+
+    def field_errors(self, engine_errors: dict[str, list[str]]) -> dict[str, list[str]]:
+        """The form's parse errors, then the engine's by field ('data.input_shape' -> input_shape); a path
+        that is no field (a whole section) goes to '__all__' with its path."""
+        errors: dict[str, list[str]] = {name: list(msgs) for name, msgs in self.errors.items()}
+        for path, messages in engine_errors.items():
+            name = path.rsplit(".", 1)[-1]
+            key = name if name in self.fields else "__all__"
+            if key in self.errors:
+                continue  # the parse error already says it; the engine only saw a blank
+            errors.setdefault(key, []).extend(
+                messages if key != "__all__" else [f"{path}: {m}" for m in messages]
+            )
         return errors
 
 

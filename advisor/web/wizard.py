@@ -54,9 +54,13 @@ def wizard(request: HttpRequest) -> HttpResponse:
     status = 200
     if go == "recommend":
         if not errors:
-            rec = services.advise(owner=request.user, spec=form.to_spec())
-            url = reverse("recommendation", args=[rec.pk])
-            return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+            try:
+                rec = services.advise(owner=request.user, spec=form.to_spec())
+            except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
+                errors = form.field_errors(exc.errors)
+            else:
+                url = reverse("recommendation", args=[rec.pk])
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
         step, status = _first_step_with_errors(errors), 400
     elif go in STEP_NAMES:
         forward = STEP_NAMES.index(go) > STEP_NAMES.index(current)
