@@ -108,7 +108,8 @@ def verdict(
         text = f"{both} on the sample (target {t}){exp_text}"
     else:
         deep_needed = True
-        text = f"neither reaches the target {t} on the sample: shallow {sh:.2f}{unit}, {deep_name} {dp:.2f}{exp_text}"
+        both = f"shallow {sh:.2f}{unit}, {deep_name} {dp:.2f}"
+        text = f"neither reaches the target {t} on the sample: {both}{exp_text}"
         if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
     for label, run in (("shallow", shallow), ("deep", deep)):
