@@ -97,13 +97,13 @@ def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCE
         job=job, batch_size=4096, threads=2, status="oom", result={"status": "oom", "message": "does not fit"}
     )
     if status != CalibrationJob.RUNNING:
-        estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.005, batch_size=64)
+        estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.003, batch_size=32)
         CalibrationJob.objects.filter(pk=job.pk).update(
             status=status,
             progress=1.0,
             step="done",
             finished_at=timezone.now(),
-            estimate={**estimate, "measured_at": {"batch_size": 64, "threads": 2, "device": device.id}}
+            estimate={**estimate, "measured_at": {"batch_size": 32, "threads": 2, "device": device.id}}
             if status == CalibrationJob.SUCCEEDED
             else None,
             error="" if status == CalibrationJob.SUCCEEDED else "calibration process died with signal 9",

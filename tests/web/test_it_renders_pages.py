@@ -161,6 +161,12 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert "Time per batch vs threads" in html and "Time per batch vs batch size" in html
     assert "Examples per second" in html and html.count("<polyline") == 2
     assert "oom: does not fit" in html
+    from advisor import engine
+    from advisor.web.present import duration
+
+    at_32 = engine.estimate_for(rec.result, 0, batch_size=32)  # the measured batch, not the recommended 64
+    assert rec.result["candidates"][0]["training"]["batch_size"] != 32
+    assert "Estimated by the rules (batch 32)" in html and duration(at_32["seconds_per_batch"]) in html
     assert 'class="badge measured"' in html and "hx-get" not in html.split('id="job-status"')[1][:200]
     page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
