@@ -7,9 +7,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -91,7 +92,22 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
     serializer_class = ProbeSerializer
 
     def get_queryset(self) -> QuerySet[ProbeJob]:
-        return self.own(ProbeJob.objects.all())
+        jobs = self.own(ProbeJob.objects.all())
+        rec = self.request.query_params.get("recommendation", "")
+        if self.action == "list" and rec:
+            if not rec.isdigit() or len(rec) > 18:
+                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
+            jobs = jobs.filter(recommendation_id=int(rec))
+        return jobs
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("recommendation", int, description="only probes of this recommendation")
+        ],
+        responses={200: ProbeSerializer(many=True), 400: FIELD_ERRORS},
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
 
     @extend_schema(
         request=ProbeRequestSerializer,

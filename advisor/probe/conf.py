@@ -18,6 +18,7 @@ DEFAULTS = {
     "PROBE_DEFAULT_SECONDS": 90,
     "PROBE_MAX_SECONDS": 600,
     "PROBE_MAX_PARAMETERS": 20_000_000,
+    "PROBES_ACTIVE_PER_USER": 5,  # queued or running at once
 }
 
 

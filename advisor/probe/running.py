@@ -75,6 +75,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         deep=chosen.get("deep"),
         budget_s=float(job.time_limit_seconds),
         seed=int(job.options.get("seed", 0)),
+        device="cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}",
         seconds_per_epoch={k: v for k, v in spe.items() if v},
     )
 

@@ -162,6 +162,11 @@ def submit_probe(
             "none of its candidates can be trained on labelled data (the probe needs a shallow or deep "
             "network with a supervised output)"
         )
+    active = ProbeJob.objects.filter(owner=owner).exclude(status__in=ProbeJob.FINISHED).count()
+    if active >= conf.value("PROBES_ACTIVE_PER_USER"):
+        errors["probe"] = [
+            f"you have {active} probes queued or running; wait for one to finish or cancel one"
+        ]
     cap = conf.value("PROBE_MAX_PARAMETERS")
     for i in usable:
         params = int(recommendation.result["candidates"][i].get("parameters") or 0)
@@ -230,3 +235,22 @@ def seconds_per_epoch(rec: Recommendation, index: int | None) -> dict[str, Any] 
     if estimate.get("seconds_per_epoch") is None:
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}
+
+
+def latest_probe_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
+    """Per candidate index, what its latest finished probe measured: the held-out score on the sample, the
+    expected score at full size, and (where it reached the target) the epochs and seconds to the target. For
+    merging into a recommendation's estimates (the time to train at the accuracy target)."""
+    found: dict[int, dict[str, Any]] = {}
+    for job in rec.probes.filter(status=ProbeJob.SUCCEEDED, verdict__isnull=False).order_by("finished_at"):
+        verdict = job.verdict or {}
+        for role, index in (("shallow", job.shallow_candidate), ("deep", job.deep_candidate)):
+            score = verdict.get(f"{role}_score")
+            if index is None or score is None:
+                continue
+            entry: dict[str, Any] = {"probe": job.pk, "score": score, "metric": verdict.get("metric")}
+            if verdict.get("chosen") == role:
+                entry["expected"] = verdict.get("expected")
+                entry["time_to_target"] = verdict.get("time_to_target")
+            found[index] = entry
+    return found

@@ -222,3 +222,18 @@ def test_it_stores_the_canonical_arrays(api: APIClient, samples_dir: Path) -> No
     )
     with np.load(DataSample.objects.get().file, allow_pickle=False) as stored:
         assert stored["x"].shape == (45, 4) and stored["x"].dtype == np.float32
+
+
+def test_it_caps_the_probes_a_user_has_in_flight(
+    api: APIClient, settings: Any, samples_dir: Path, iris_rec: Any, device: Any
+) -> None:
+    settings.PROBES_ACTIVE_PER_USER = 1
+    sample = api.post("/api/v1/samples/", {"demo": "iris"}, format="json").json()
+    body = {"recommendation": iris_rec.pk, "sample": sample["id"], "device": device.id}
+    first = api.post("/api/v1/probes/", body, format="json")
+    assert first.status_code == 202
+    assert "queued or running" in " ".join(api.post("/api/v1/probes/", body, format="json").json()["probe"])
+    listed = api.get(f"/api/v1/probes/?recommendation={iris_rec.pk}").json()["results"]
+    assert [p["id"] for p in listed] == [first.json()["id"]]
+    assert api.get("/api/v1/probes/?recommendation=999999").json()["results"] == []
+    assert api.get("/api/v1/probes/?recommendation=abc").status_code == 400

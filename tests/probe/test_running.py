@@ -53,3 +53,22 @@ def test_it_recovers_a_probe_whose_worker_died(
     fresh = timezone.now()
     ProbeJob.objects.filter(pk=job.pk).update(status=ProbeJob.RUNNING, heartbeat_at=fresh)
     assert running.reap_orphans(device_ids=[job.device_id], stale_after=30) == []  # a live one is left alone
+
+
+def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> None:
+    verdict = {
+        "chosen": "shallow",
+        "metric": "accuracy",
+        "shallow_score": 0.97,
+        "deep_score": None,
+        "expected": {"estimate": 0.98},
+        "time_to_target": {"reached": True, "epochs_at_full_size": 3, "seconds_to_target": 1.5},
+    }
+    assert services.latest_probe_estimates(job.recommendation) == {}  # a queued probe has measured nothing
+    ProbeJob.objects.filter(pk=job.pk).update(
+        status=ProbeJob.SUCCEEDED, verdict=verdict, finished_at=timezone.now()
+    )
+    found = services.latest_probe_estimates(job.recommendation)
+    assert list(found) == [job.shallow_candidate]
+    assert found[job.shallow_candidate]["score"] == 0.97
+    assert found[job.shallow_candidate]["time_to_target"]["epochs_at_full_size"] == 3

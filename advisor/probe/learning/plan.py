@@ -24,6 +24,7 @@ class ProbePlan:
     budget_s: float = 60.0
     deadline: float | None = None  # time.time() by which the probe must have answered (set by the runner)
     seed: int = 0
+    device: str = "cpu"  # or "cuda:N": the worker's device
     fractions: list[float] = field(default_factory=lambda: list(FRACTIONS))
     seconds_per_epoch: dict[str, dict[str, Any]] = field(
         default_factory=dict

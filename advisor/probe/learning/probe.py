@@ -68,8 +68,7 @@ def _train(
     candidate: dict[str, Any],
     split: data.Split,
     budget: float,
-    full: int,
-    seed: int,
+    plan: ProbePlan,
 ) -> dict[str, Any]:
     what = f"training the {role} {str(candidate.get('family', '')).upper()}"
     clock.progress(what)
@@ -83,10 +82,11 @@ def _train(
         candidate,
         split,
         budget_s=budget,
-        full_examples=full,
-        seed=seed,
+        full_examples=plan.full_examples,
+        seed=plan.seed,
         on_epoch=on_epoch,
         should_stop=clock.stop,
+        device=plan.device,
     )
     clock.stage(role, _public(run))
     return run
@@ -107,7 +107,7 @@ def prepare(plan: ProbePlan) -> None:
         # The first optimiser torch builds imports its compiler stack: seconds, once per process. A candidate
         # that cannot be built fails again, with its message, in its own stage.
         with contextlib.suppress(Exception):
-            make_step(warm, "cpu")
+            make_step(warm, plan.device)
 
 
 def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
@@ -156,7 +156,7 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
             break
         # shallow and deep each leave time for what follows: the deep network and the learning curve
         share = 0.35 if role == "shallow" and plan.target is not None and candidates["deep"] else 0.5
-        runs[role] = _train(clock, role, cand, split, clock.left() * share, plan.full_examples, plan.seed)
+        runs[role] = _train(clock, role, cand, split, clock.left() * share, plan)
     chosen = choose(runs["shallow"], runs["deep"], plan.target)
     fitted = None
     if chosen is not None:
@@ -208,6 +208,7 @@ def _curve(
             max_updates=updates,
             seed=plan.seed,
             should_stop=clock.stop,
+            device=plan.device,
         )
         if part["score"] is not None:
             points.append(

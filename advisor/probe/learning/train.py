@@ -35,7 +35,7 @@ def _model(nets: dict[str, nn.Module]) -> nn.Module:
 class _Data:
     """The split as tensors in the candidate's own input shape."""
 
-    def __init__(self, candidate: dict[str, Any], data: Split) -> None:
+    def __init__(self, candidate: dict[str, Any], data: Split, device: torch.device) -> None:
         io = candidate["io"]
         self.shape = [int(s) for s in io["input_shape"]]
         if numel(self.shape) != data.x_train.shape[1]:
@@ -49,9 +49,12 @@ class _Data:
             low, high = data.x_train.min(axis=0), data.x_train.max(axis=0)  # a sigmoid output needs [0, 1]
             span = np.where(high - low > 1e-6, high - low, 1.0)
             xs = [np.clip((x - low) / span, 0.0, 1.0).astype(np.float32) for x in xs]
-        self.x_train, self.x_val, self.x_test = (torch.from_numpy(x).reshape(len(x), *self.shape) for x in xs)
+        self.x_train, self.x_val, self.x_test = (
+            torch.from_numpy(x).reshape(len(x), *self.shape).to(device) for x in xs
+        )
         self.flat = xs
         self.y_train = self._target(data.y_train)
+        self.y_train = None if self.y_train is None else self.y_train.to(device)
         self.y_val, self.y_test = data.y_val, data.y_test
 
     def _target(self, y: np.ndarray | None) -> torch.Tensor | None:
@@ -66,7 +69,7 @@ class _Data:
             return {"train": self.flat[0], "val": self.flat[1], "test": self.flat[2]}[part]
         y = {"train": self.y_train, "val": self.y_val, "test": self.y_test}[part]
         assert y is not None
-        return y.numpy() if isinstance(y, torch.Tensor) else y
+        return y.cpu().numpy() if isinstance(y, torch.Tensor) else y
 
 
 def _outputs(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -79,7 +82,7 @@ def _outputs(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
             ]
         )  # [n, outputs]
     model.train()
-    return out
+    return out.cpu()
 
 
 def _predict(model: nn.Module, x: torch.Tensor, goal: str) -> np.ndarray:
@@ -106,6 +109,7 @@ def train(
     max_updates: int | None = None,
     on_epoch: Callable[[dict[str, Any]], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Train until the candidate's training is done, the validation score has stopped improving, the budget is
     spent or `should_stop()` says so. Reports the held-out test score at the best validation epoch.
@@ -118,8 +122,9 @@ def train(
     if reason:
         raise Unsupported(reason)
     torch.manual_seed(seed)
-    tensors = _Data(candidate, data)
-    step = make_step(candidate, "cpu")
+    dev = torch.device(device)
+    tensors = _Data(candidate, data, dev)
+    step = make_step(candidate, dev)
     model = _model(step.nets)
     training = candidate.get("training") or {}
     n = len(tensors.x_train)
@@ -158,7 +163,7 @@ def train(
         order = torch.randperm(n, generator=generator)
         stop = None
         for start in range(0, n, batch):
-            ix = order[start : start + batch]
+            ix = order[start : start + batch].to(dev)
             xb = tensors.x_train[ix]
             yb = None if tensors.y_train is None else tensors.y_train[ix]
             step.run((xb,) if yb is None else (xb, yb))
