@@ -30,8 +30,9 @@ Measure = Callable[..., dict[str, Any]]
 
 @dataclass(frozen=True)
 class Settings:
+    # ResNet-50 takes seconds per step on one thread: a few timed steps over >= 3 s keep a full run short
     warmup: int = 2
-    min_iterations: int = 5
+    min_iterations: int = 3
     min_seconds: float = 3.0
 
 
