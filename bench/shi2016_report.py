@@ -293,7 +293,8 @@ def _panel(ax: Any, rows: Sequence[Row], network: str, kind: str) -> None:
                     label="PyTorch (ours)",
                 )
             top = max(paper.DESKTOP_THREADS[-1], max(xs))
-            ax.plot([1, top], [1, top], ":", color="grey", label="linear")
+            ideal = [t for t in (1, 2, 4, 8, 16, 32) if t <= top]  # points: y = x is curved on a log x axis
+            ax.plot(ideal, ideal, ":", color="grey", label="linear")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({1, 2, 4, 8, *(r["threads"] for r in ours)}))
     ax.get_xaxis().set_major_formatter("{x:g}")
