@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from advisor import accounts, queries, services
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import login_required
+from advisor.web.jobs import job_view
 from advisor.web.present import candidate_view, nbytes, si
 
 
@@ -95,8 +96,6 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
 
 
 def _device_column(job: CalibrationJob) -> dict[str, Any]:
-    from advisor.web.jobs import job_view
-
     v = job_view(job, plots=False)
     ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"]]
     best = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"]) if ok else None

@@ -6,10 +6,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from advisor import engine
 from advisor.models import CalibrationJob
 from advisor.web.figures import calibration_plots
-from advisor.web.present import duration, estimate_view, nbytes, si
+from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
 
 
 def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
@@ -58,24 +57,15 @@ def eta(job: CalibrationJob) -> dict[str, Any]:
     return {"elapsed": elapsed, "remaining": remaining, "text": text}
 
 
-def analytic_at_measured_batch(job: CalibrationJob, candidate: dict[str, Any]) -> dict[str, Any]:
-    """The rules' estimate at the batch size the measurement used, so the two compare like for like."""
-    batch = ((job.estimate or {}).get("measured_at") or {}).get("batch_size")
-    if not candidate or not batch:
-        return dict(candidate.get("estimate") or {})
-    try:
-        return engine.estimate_for(job.recommendation.result, job.candidate, batch_size=int(batch))
-    except (ValueError, IndexError, KeyError):  # a recommendation stored by an older engine
-        return dict(candidate.get("estimate") or {})
-
-
 def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     rows = measurement_rows(job)
     candidates = job.recommendation.result.get("candidates", [])
     candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
     summary = job.summary or {}
     failures = [r for r in rows if r["status"] != "ok"]
-    analytic = analytic_at_measured_batch(job, candidate)
+    analytic = (
+        analytic_for(job.recommendation.result, job.candidate, job.estimate or {}) if candidate else None
+    )
     return {
         "rows": rows,
         "plots": calibration_plots(rows) if plots else [],

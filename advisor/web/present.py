@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor import engine
 from advisor.engine.layers import count
 from advisor.engine.memory import network_inputs
 
@@ -238,11 +239,23 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
     }
 
 
+def analytic_for(result: dict[str, Any], index: int, shown: dict[str, Any]) -> dict[str, Any] | None:
+    """The rules' estimate to set beside a shown one: at the measured batch size when it was measured."""
+    originals = result.get("candidates", [])
+    original = originals[index].get("estimate") if index < len(originals) else None
+    batch = (shown.get("measured_at") or {}).get("batch_size")
+    if shown.get("basis") != "measured" or not batch:
+        return original
+    try:
+        return engine.estimate_for(result, index, batch_size=int(batch))
+    except (ValueError, IndexError, KeyError):  # a recommendation stored by an older engine
+        return original
+
+
 def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """The payload (measured estimates merged) beside the stored analytic answer."""
-    originals = result.get("candidates", [])
     candidates = [
-        candidate_view(i, c, originals[i].get("estimate") if i < len(originals) else None)
+        candidate_view(i, c, analytic_for(result, i, c.get("estimate", {})))
         for i, c in enumerate(payload.get("candidates", []))
     ]
     flow = payload.get("dataflow", {})

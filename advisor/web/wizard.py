@@ -19,6 +19,8 @@ from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, st
 from advisor.web.present import TIMES, candidate_view, diagrams
 
 TEMPLATE = "advisor/wizard.html"
+# Whole processors of the engine's catalog (its per-core entry describes no machine).
+CATALOG_CPUS = {cpu["id"]: cpu for cpu in engine.cpu_catalog() if cpu["cores"] > 1}
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,6 +43,10 @@ def wizard(request: HttpRequest) -> HttpResponse:
         for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
             data[name] = str(chosen.get(name, ""))
         go = "task"
+    cpu = CATALOG_CPUS.get(data.get("use_cpu", ""))
+    if cpu is not None:
+        data["cpu_cores"], data["cpu_threads"] = str(cpu["cores"]), str(cpu["threads"])
+        go = "hardware"
     device = Device.objects.filter(pk=data.get("use_device", "")).first()
     if device is not None:
         for name in STEPS[2][2]:
@@ -137,6 +143,7 @@ def _context(
         "general_errors": errors.get("__all__", []),
         "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
         "devices": devices,
+        "catalog_cpus": list(CATALOG_CPUS.values()),
         "preview": _preview(spec) if spec is not None else None,
         "preview_blocked": bool(errors),
     }

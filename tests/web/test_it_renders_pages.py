@@ -247,6 +247,21 @@ def test_it_reads_a_page_of_history_in_a_fixed_number_of_queries(
     assert queries() == few
 
 
+def test_it_fills_cores_from_a_catalog_processor(client_for: Client) -> None:
+    from advisor import engine
+
+    cpu = max(engine.cpu_catalog(), key=lambda c: c["cores"])
+    response = _wizard_post(client_for, {"step": "hardware", "use_cpu": cpu["id"], "ram_gb": "256"})
+    form = response.context["form"]
+    assert response.context["step"] == "hardware"
+    assert (form["cpu_cores"].value(), form["cpu_threads"].value()) == (
+        str(cpu["cores"]),
+        str(cpu["threads"]),
+    )
+    assert form["ram_gb"].value() == "256"  # the rest of the step stays as the user set it
+    assert response.context["preview"]["plan"]["threads"] == cpu["cores"]
+
+
 @pytest.mark.parametrize(
     ("name", "memory_gb", "gpu"),
     [
