@@ -141,6 +141,7 @@ def calibration_plots(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
     allocators = sorted({r["allocator"] for r in ok})
+    threads = f"{fastest['threads']} thread" + ("" if fastest["threads"] == 1 else "s")
 
     def by_allocator(pick: Any, x_key: str) -> list[tuple[str, list[tuple[float, float]]]]:
         return [
@@ -159,7 +160,7 @@ def calibration_plots(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             series=by_allocator(lambda r: r["batch_size"] == fastest["batch_size"], "threads"),
         ),
         line_plot(
-            title=f"Time per batch vs batch size ({fastest['threads']} threads)",
+            title=f"Time per batch vs batch size ({threads})",
             xlabel="batch size",
             ylabel="seconds per batch",
             series=by_allocator(lambda r: r["threads"] == fastest["threads"], "batch_size"),
