@@ -138,9 +138,8 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 def _reset_publishing(app: Any) -> None:
-    """Drop the pooled broker connections so the next publish connects with the current configuration."""
-    if app._pool is not None:
-        app._pool.force_close_all()
+    """Make the next publish take its connection from the pool of the current broker URL. kombu keeps one pool
+    per connection URL in a process-wide registry, so the other URL's pool is left as it is, still usable."""
     app._pool = None
     app.amqp._producer_pool = None
 
@@ -150,8 +149,9 @@ def redis_broker(redis_server: RedisServer, settings: Any) -> Iterator[RedisServ
     """Point the publishing side (this process) at the private Redis, as CELERY_BROKER_URL would."""
     from advisor.celery import app
 
-    settings.CELERY_BROKER_URL = redis_server.url
+    # Read Celery's configuration before touching Django's: Celery loads it once, lazily, on first access.
     saved = app.conf.broker_write_url, app.conf.broker_transport_options
+    settings.CELERY_BROKER_URL = redis_server.url
     app.conf.broker_write_url = redis_server.url
     app.conf.broker_transport_options = {"socket_connect_timeout": 2.0, "socket_timeout": 5.0}
     _reset_publishing(app)
