@@ -194,10 +194,20 @@ def submit_probe(
 def publish(job: ProbeJob) -> bool:
     """Hand the job to the broker on its device's own queue (shared with calibrations, so a probe and a
     calibration never run on one device at once). Unsent jobs stay queued with sent_at empty."""
+    from advisor.probe.learning.child import STARTUP_LIMIT_S
     from advisor.probe.tasks import run_probe
 
+    # Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
+    # sized per job: the settings' defaults are the calibrations'.
+    backstop = job.time_limit_seconds + STARTUP_LIMIT_S
     try:
-        result = run_probe.apply_async(args=[job.pk], queue=job.device.queue, retry=False)
+        result = run_probe.apply_async(
+            args=[job.pk],
+            queue=job.device.queue,
+            retry=False,
+            soft_time_limit=backstop + 60,
+            time_limit=backstop + 120,
+        )
     except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
         log.warning("probe %s not sent, broker unreachable: %s", job.pk, exc)
         return False

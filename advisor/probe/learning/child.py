@@ -25,7 +25,7 @@ from advisor.probe.learning.plan import ProbePlan
 POLL_S = 0.2
 GRACE_S = 2.0
 SOFT_MARGIN_S = 2.0  # the child aims to answer this long before the hard limit
-STARTUP_LIMIT_S = 180.0  # starting the child and importing torch; not part of the probe's own time limit
+STARTUP_LIMIT_S = 90.0  # starting the child and importing torch; not part of the probe's own time limit
 _ENV_LOCK = threading.Lock()
 
 
