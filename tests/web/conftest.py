@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -11,17 +10,6 @@ from django.utils import timezone
 
 from advisor import services
 from advisor.models import CalibrationJob, Device, Measurement
-
-# Playwright's sync API runs an event loop in this thread; Django's async-safety check would refuse the ORM.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-VISION_SPEC: dict[str, Any] = {
-    "task": "vision",
-    "goal": "classify",
-    "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
-    "hardware": {"cpu_cores": 2, "ram_gb": 8},
-    "target": {"accuracy": 0.98},
-}
 
 
 @pytest.fixture(autouse=True)

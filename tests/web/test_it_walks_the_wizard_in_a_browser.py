@@ -26,6 +26,13 @@ ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def orm_beside_playwright(monkeypatch: Any) -> None:
+    """Playwright's sync API runs an event loop in the test's thread, so Django's async-safety check would
+    refuse the ORM calls the tests make between browser steps; only these tests turn it off."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
 @pytest.fixture
 def page(chromium_path: str, live_server: Any, user: Any) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
