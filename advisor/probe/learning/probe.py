@@ -175,6 +175,13 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
         result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen])  # type: ignore[arg-type]
     if clock.left() <= 0:
         result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
+    cut = [p for p in (fitted or {}).get("points", []) if p.get("stopped") in ("time", "stopped")]
+    if cut and (fitted or {}).get("method") == "power_law":
+        result["notes"].append(
+            f"{len(cut)} of the learning curve's points stopped at their share of the time limit, not at a "
+            "plateau: if they are undertrained the curve rises too steeply and the estimate at full size is "
+            "optimistic. A longer time limit gives a firmer estimate."
+        )
     clock.stage("verdict", result)
     return result
 
