@@ -141,7 +141,11 @@ def calibration_plots(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
     allocators = sorted({r["allocator"] for r in ok})
-    threads = f"{fastest['threads']} thread" + ("" if fastest["threads"] == 1 else "s")
+    threads = (
+        (f"{fastest['threads']} thread" + ("" if fastest["threads"] == 1 else "s"))
+        if fastest["threads"]
+        else "GPU"
+    )
 
     def by_allocator(pick: Any, x_key: str) -> list[tuple[str, list[tuple[float, float]]]]:
         return [
@@ -152,13 +156,16 @@ def calibration_plots(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for a in allocators
         ]
 
+    by_threads = any(r["threads"] for r in ok)  # CPU sweeps; a GPU's rows have no thread count
     plots = [
         line_plot(
             title=f"Time per batch vs threads (batch {fastest['batch_size']})",
             xlabel="threads",
             ylabel="seconds per batch",
             series=by_allocator(lambda r: r["batch_size"] == fastest["batch_size"], "threads"),
-        ),
+        )
+        if by_threads
+        else None,
         line_plot(
             title=f"Time per batch vs batch size ({threads})",
             xlabel="batch size",
@@ -169,11 +176,17 @@ def calibration_plots(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         bar_plot(
             title="Examples per second",
             ylabel="examples / s",
-            bars=[
-                (f"b{r['batch_size']} t{r['threads']}" + ("" if r["allocator"] == "default" else "*"),
-                 float(r.get("examples_per_second") or r["batch_size"] / r["seconds_per_batch"]))
-                for r in ok
-            ],
+            bars=[(_bar_label(r), _throughput(r)) for r in ok],
         ),
-    ]  # fmt: skip
+    ]
     return [p for p in plots if p is not None]
+
+
+def _throughput(row: dict[str, Any]) -> float:
+    return float(row.get("examples_per_second") or row["batch_size"] / row["seconds_per_batch"])
+
+
+def _bar_label(row: dict[str, Any]) -> str:
+    """'b64 t2' (batch, threads); '*' marks the tuned allocator."""
+    threads = f" t{row['threads']}" if row["threads"] else ""
+    return f"b{row['batch_size']}{threads}" + ("" if row["allocator"] == "default" else "*")

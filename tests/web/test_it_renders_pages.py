@@ -172,6 +172,34 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
 
 
+def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, rec: Any) -> None:
+    from advisor import engine
+    from advisor.models import Device, Measurement
+
+    gpu = Device.objects.create(
+        id="webtest-cuda0", host="webtest", kind="cuda", name="NVIDIA H100 80GB HBM3",
+        memory_bytes=80 * 10**9, queue="calibrate.webtest-cuda0",
+    )  # fmt: skip
+    job = CalibrationJob.objects.create(
+        owner=rec.owner, recommendation=rec, device=gpu, batch_sizes=[64, 128], threads=[],
+        time_limit_seconds=60, status=CalibrationJob.SUCCEEDED, progress=1.0,
+        estimate={
+            **engine.measured_estimate(rec.result, 0, seconds_per_batch=0.001, batch_size=128),
+            "measured_at": {"batch_size": 128, "threads": None, "device": gpu.id},
+        },
+    )  # fmt: skip
+    for batch, seconds in ((64, 0.0008), (128, 0.001)):
+        result = {"seconds_per_batch": seconds, "examples_per_second": batch / seconds, "device": "cuda:0"}
+        Measurement.objects.create(
+            job=job, batch_size=batch, threads=None, seconds_per_batch=seconds, result=result
+        )
+    html = client_for.get(f"/calibrations/{job.pk}/").content.decode()
+    assert "vs threads" not in html and "Time per batch vs batch size (GPU)" in html
+    assert "None" not in html and html.count("<polyline") == 1
+    page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    assert "None" not in page and "(batch 128 on webtest-cuda0)" in page
+
+
 def test_it_shows_a_failed_job_with_its_reason(client_for: Client, rec: Any, device: Any) -> None:
     job = finished_job(rec, device, status=CalibrationJob.FAILED)
     html = client_for.get(f"/calibrations/{job.pk}/").content.decode()
