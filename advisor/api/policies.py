@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from rest_framework import exceptions
+from rest_framework import exceptions, parsers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,6 +30,39 @@ class IdConverter:
 
     def to_url(self, value: int) -> str:
         return str(value)
+
+
+MAX_JSON_DEPTH = 32
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, bounded in depth. A body nested thousands of levels deep makes json.loads (or a
+    later repr of it) raise RecursionError, which DRF does not catch: a 500. Nothing here nests so deep."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(
+                f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels"
+            ) from None
+        if _depth(data) > MAX_JSON_DEPTH:
+            raise exceptions.ParseError(f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels")
+        return data
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            if level <= MAX_JSON_DEPTH:
+                stack.extend(
+                    (child, level + 1) for child in (node.values() if isinstance(node, dict) else node)
+                )
+    return deepest
 
 
 class Pagination(PageNumberPagination):

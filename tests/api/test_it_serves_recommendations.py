@@ -90,6 +90,8 @@ def test_it_answers_a_body_that_is_not_a_task_with_400(api: APIClient, body: Any
         (b'{"task": "vision", ', "application/json", 400),
         (b"task=vision", "application/x-www-form-urlencoded", 415),
         (b"\xff\xfe", "application/json", 400),
+        (b"[" * 100_000, "application/json", 400),
+        (b'{"task": ' + b"[" * 5000 + b"]" * 5000 + b"}", "application/json", 400),
     ],
 )
 def test_it_refuses_malformed_bodies_without_a_500(
