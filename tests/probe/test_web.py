@@ -137,3 +137,19 @@ def test_it_hides_others_probes_and_samples(
     assert browser.get(f"/probes/{job.pk}/").status_code == 404
     assert browser.get(f"/recommendations/{theirs.pk}/probe/").status_code == 404
     assert browser.get("/probes/99999999999999999999999/").status_code == 404
+
+
+def test_it_links_the_probe_from_the_recommendation_page(
+    browser: Client, iris_rec: Any, user: Any, device: Any
+) -> None:
+    job = ProbeJob.objects.create(
+        owner=user,
+        recommendation=iris_rec,
+        device=device,
+        time_limit_seconds=5,
+        status=ProbeJob.SUCCEEDED,
+        verdict={"text": "shallow FFN reaches 0.97 (target 0.90) — deep not needed"},
+    )
+    html = browser.get(f"/recommendations/{iris_rec.pk}/").content.decode()
+    assert f'href="/recommendations/{iris_rec.pk}/probe/"' in html
+    assert f'href="/probes/{job.pk}/"' in html and "deep not needed" in html
