@@ -21,6 +21,21 @@ class SampleForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
     label_column = forms.CharField(required=False, max_length=200, label="Label column (CSV)")
 
+    def __init__(self, *args: Any, spec: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if spec:  # say which bundled sets have this task's shape and outputs
+            data = spec.get("data") or {}
+
+            def fits(demo: dict[str, Any]) -> bool:
+                mine = demo["spec"]["data"]
+                return bool(
+                    mine["input_shape"] == data.get("input_shape") and mine["outputs"] == data.get("outputs")
+                )
+
+            self.fields["demo"].choices = [("", "—")] + [  # type: ignore[attr-defined]
+                (k, v["title"] + (" — fits this task" if fits(v) else "")) for k, v in DEMOS.items()
+            ]
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if bool(data.get("file") is not None) == bool(data.get("demo")):

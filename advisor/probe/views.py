@@ -44,7 +44,7 @@ def _page(
         "rec": rec,
         "samples": samples,
         "devices": devices,
-        "sample_form": sample_form or SampleForm(),
+        "sample_form": sample_form or SampleForm(spec=rec.spec),
         "probe_form": probe_form or ProbeForm(initial=initial, samples=samples, devices=devices),
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
@@ -88,7 +88,7 @@ def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
     rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
-    form = SampleForm(request.POST, request.FILES)
+    form = SampleForm(request.POST, request.FILES, spec=rec.spec)
     if not form.is_valid():
         return _page(request, rec, sample_form=form, status=400)
     data = form.cleaned_data

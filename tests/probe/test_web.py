@@ -27,6 +27,7 @@ def test_it_adds_a_demo_sample_and_starts_a_probe(
     assert page.status_code == 200
     html = page.content.decode()
     assert "Shallow: #0 FFN" in html and "net.shallow.first" in html
+    assert "150 examples) — fits this task" in html  # iris, among the bundled data sets
     added = browser.post(f"/recommendations/{iris_rec.pk}/probe/samples/", {"demo": "iris"})
     sample = DataSample.objects.get()
     assert added.status_code == 302 and added["Location"].endswith(f"?sample={sample.pk}")
