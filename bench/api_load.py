@@ -54,8 +54,10 @@ def _free_port() -> int:
 
 def _manage(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, check=True
+        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True
     )
+    if done.returncode:
+        raise RuntimeError(f"manage.py {args[0]} failed:\n{done.stderr[-3000:]}")
     return done.stdout
 
 

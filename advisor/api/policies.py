@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.cache import caches
@@ -10,10 +10,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, parsers
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.request import Request
-from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
-from rest_framework.views import exception_handler as drf_exception_handler
+
+# Nothing here may import rest_framework.views at module level: its APIView reads DEFAULT_PARSER_CLASSES (this
+# module's JSONParser) when it is defined, a circular import whenever this module is imported first.
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+    from rest_framework.response import Response
 
 # The largest id a 64-bit signed key can hold. Bigger numbers in a URL or a body are answered as "not found" /
 # "invalid" instead of reaching the database driver, which raises OverflowError (a 500) on them.
@@ -92,6 +95,8 @@ class CalibrationThrottle(SimpleRateThrottle):
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, with one error shape for every client error: `{"detail": "..."}` for request-level
     problems, `{field: [messages]}` for field problems (DRF already produces both)."""
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
