@@ -1,12 +1,22 @@
 """PyTorch calibration: build a recommended network, time real training steps, sweep configurations.
 
-Imports torch, never Django. Public entry points: build, measure, run_job/JobPlan, sweep_summary,
-detect_devices.
+Imports torch, never Django. Entry points (the bench, the worker's Celery task and notebooks share them):
+
+  build(candidate) -> {network key: nn.Module}         layers.py (RBM, Reshape, LastStep, Residual, Concat)
+  make_step(candidate, device) -> TrainingStep          steps.py: the family's real step and synthetic data
+  measure(candidate, *, device, batch_size, threads, min_iterations, min_seconds, warmup) -> dict
+                                                        measure.py: one configuration, per the contract
+  run_job(JobPlan(...), on_event=..., should_cancel=...) -> summary
+                                                        runner.py: a sweep in spawned child processes
+  sweep_summary(results) -> dict                        summary.py: fastest, scalings, rule cpu.threads.physical
+  detect_devices() -> [{"kind": "cpu" | "cuda", ...}]   devices.py
+  predicted_epoch_seconds / train_one_epoch             epoch.py: from a step to an epoch, and a real epoch
 """
 
 from __future__ import annotations
 
 from advisor.calibration.devices import detect_devices
+from advisor.calibration.epoch import predicted_epoch_seconds, train_one_epoch
 from advisor.calibration.layers import build
 from advisor.calibration.measure import measure
 from advisor.calibration.runner import JobPlan, PlanError, run_job
@@ -20,6 +30,8 @@ __all__ = [
     "detect_devices",
     "make_step",
     "measure",
+    "predicted_epoch_seconds",
     "run_job",
     "sweep_summary",
+    "train_one_epoch",
 ]

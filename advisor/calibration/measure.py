@@ -12,6 +12,7 @@ memory to the OS every step.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import statistics
 import time
@@ -156,34 +157,37 @@ def measure(
     }
     oom_text = ""
     info: dict[str, Any] = {}
-    try:
-        step = make_step(candidate, dev)
-        info = {
-            "family": step.family,
-            "flops_per_example": sum(step.forward_flops.values()),
-            "step_flops_per_example": step.step_flops_per_example,
-            "step_flops_formula": step.step_formula,
-        }
-        batch = step.make_batch(int(batch_size))
-        timing = time_steps(
-            step.run, batch, dev, min_iterations=min_iterations, min_seconds=min_seconds, warmup=warmup
-        )
-        if dev.type == "cuda":
-            peak = torch.cuda.max_memory_allocated(dev) - base
-        else:
-            hwm = peak_rss_bytes() if hwm_reset else None
-            peak = (hwm if hwm is not None else rss_bytes()) - base
-    except Exception as exc:
-        if not is_out_of_memory(exc):
-            raise
-        oom_text = str(exc).splitlines()[0][:300]
-    finally:
-        step = batch = None  # type: ignore[assignment]  # drop references before freeing memory
-        release_free_memory()
-        if dev.type == "cuda":
-            torch.cuda.empty_cache()
-        if threads:
-            torch.set_num_threads(previous_threads)
+    # CUDA events and the allocator's statistics follow the current device: make it this one.
+    device_scope = torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext()
+    with device_scope:
+        try:
+            step = make_step(candidate, dev)
+            info = {
+                "family": step.family,
+                "flops_per_example": sum(step.forward_flops.values()),
+                "step_flops_per_example": step.step_flops_per_example,
+                "step_flops_formula": step.step_formula,
+            }
+            batch = step.make_batch(int(batch_size))
+            timing = time_steps(
+                step.run, batch, dev, min_iterations=min_iterations, min_seconds=min_seconds, warmup=warmup
+            )
+            if dev.type == "cuda":
+                peak = torch.cuda.max_memory_allocated(dev) - base
+            else:
+                hwm = peak_rss_bytes() if hwm_reset else None
+                peak = (hwm if hwm is not None else rss_bytes()) - base
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            oom_text = str(exc).splitlines()[0][:300]
+        finally:
+            step = batch = None  # type: ignore[assignment]  # drop references before freeing memory
+            release_free_memory()
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+            if threads:
+                torch.set_num_threads(previous_threads)
     if oom_text:
         gb = _capacity_bytes(dev, memory_limit_bytes) / 1e9
         return {
