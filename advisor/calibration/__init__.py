@@ -8,7 +8,7 @@ Imports torch, never Django. Entry points (the bench, the worker's Celery task a
                                                         measure.py: one configuration, per the contract
   run_job(JobPlan(...), on_event=..., should_cancel=...) -> summary
                                                         runner.py: a sweep in spawned child processes
-  sweep_summary(results) -> dict                        summary.py: fastest, scalings, rule cpu.threads.physical
+  sweep_summary(results) -> dict                        summary.py: fastest, scalings, cpu.threads.physical
   detect_devices() -> [{"kind": "cpu" | "cuda", ...}]   devices.py
   predicted_epoch_seconds / train_one_epoch             epoch.py: from a step to an epoch, and a real epoch
 """
