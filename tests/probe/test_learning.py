@@ -230,3 +230,32 @@ def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: An
     assert answer["metric"] == {"regress": "r2", "compress": "explained_variance"}[goal]
     assert answer["baseline_score"] is not None and answer["shallow_score"] is not None
     assert ("R²" if goal == "regress" else "variance explained") in answer["text"]
+
+
+@pytest.mark.slow
+def test_it_reports_a_candidate_that_cannot_train_and_goes_on(tmp_path: Any) -> None:
+    import copy
+
+    from advisor.probe.learning.plan import ProbePlan
+    from advisor.probe.learning.probe import run_probe
+
+    samples.save(samples.demo("iris"), tmp_path / "iris.npz")
+    candidates = recommend(IRIS_SPEC)["candidates"]
+    broken = copy.deepcopy(next(c for c in candidates if c["depth"] == "shallow"))
+    broken["networks"]["model"][0]["args"]["in_features"] = 5  # the data has 4 features
+    deep = next(c for c in candidates if c["depth"] == "deep")
+    plan = ProbePlan(
+        str(tmp_path / "iris.npz"),
+        "classify",
+        0.9,
+        150,
+        {"index": 0, "candidate": broken},
+        {"index": 1, "candidate": deep},
+        budget_s=3,
+    )
+    events: list[dict[str, Any]] = []
+    answer = run_probe(plan, events.append)
+    skipped = [e["data"] for e in events if e["type"] == "stage" and e["stage"] == "shallow"]
+    assert skipped and "training failed" in skipped[-1]["skipped"]
+    assert answer["shallow_score"] is None and answer["deep_score"] is not None
+    assert "no shallow network was tried (the shallow candidate training failed" in answer["text"]

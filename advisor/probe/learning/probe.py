@@ -102,12 +102,13 @@ def prepare(plan: ProbePlan) -> None:
 
     from advisor.calibration import make_step
 
-    warm = next((r["candidate"] for r in (plan.shallow, plan.deep) if r), None)
-    if warm is not None:
-        # The first optimiser torch builds imports its compiler stack: seconds, once per process. A candidate
-        # that cannot be built fails again, with its message, in its own stage.
-        with contextlib.suppress(Exception):
-            make_step(warm, plan.device)
+    # The first optimiser torch builds imports its compiler stack: seconds, once per process. A candidate
+    # that cannot be built fails again, with its message, in its own stage; the next one warms up instead.
+    for role in (plan.shallow, plan.deep):
+        if role is not None:
+            with contextlib.suppress(Exception):
+                make_step(role["candidate"], plan.device)
+                break
 
 
 def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
@@ -156,7 +157,15 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
             break
         # shallow and deep each leave time for what follows: the deep network and the learning curve
         share = 0.35 if role == "shallow" and plan.target is not None and candidates["deep"] else 0.5
-        runs[role] = _train(clock, role, cand, split, clock.left() * share, plan)
+        try:
+            runs[role] = _train(clock, role, cand, split, clock.left() * share, plan)
+        except Exception as exc:  # one candidate that cannot train on this data must not sink the other
+            why = f"training failed: {type(exc).__name__}: {exc}"[:500]
+            if role == "deep":
+                deep_note = f"the deep candidate {why}"
+            else:
+                shallow_note = f"the shallow candidate {why}"
+            clock.stage(role, {"skipped": why, "family": cand.get("family")})
     chosen = choose(runs["shallow"], runs["deep"], plan.target)
     fitted = None
     if chosen is not None:
