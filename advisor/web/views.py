@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseStopPolling
 from advisor import engine, queries, services
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.auth import login_required
+from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
 from advisor.web.present import diagrams, memory_rows, recommendation_view
@@ -61,6 +62,7 @@ def _recommendation_context(
         "form": form,
         "jobs": queries.calibrations_of(rec, request.user),
         "probe_template": _optional_template(PROBE_SECTION),
+        "flow_figure": flow_figure(rec.result["spec"], view["plan"], view["flow"]),
     }
 
 

@@ -67,3 +67,30 @@ def test_it_covers_every_family() -> None:
         for c in engine.recommend({"hardware": HW, **spec})["candidates"]
     }
     assert families >= {"gan", "vae", "dn", "dbn", "cnn", "ae", "rbm", "lstm", "rnn"}
+
+
+@pytest.mark.parametrize(
+    ("hardware", "examples", "last_hop"),
+    [
+        ({"cpu_cores": 2, "ram_gb": 8}, 2000, "no transfer"),
+        ({"cpu_cores": 8, "ram_gb": 32, "gpu": "rtx-4090"}, 60000, "once, then resident"),
+        ({"cpu_cores": 16, "ram_gb": 16, "gpu": "gtx-980"}, 5_000_000, "transfer_seconds_per_epoch"),
+    ],
+)
+def test_it_draws_the_data_flow_with_the_engines_figures(
+    client_for: Client, user: Any, hardware: dict[str, Any], examples: int, last_hop: str
+) -> None:
+    from advisor.web.flowfig import flow_figure
+    from advisor.web.present import duration
+
+    spec = {"task": "vision", "data": {"examples": examples, "input_shape": [1, 28, 28], "outputs": 10}}
+    rec = services.advise(owner=user, spec={**spec, "hardware": hardware})
+    flow, plan = rec.result["dataflow"], rec.result["hardware_plan"]
+    figure = flow_figure(rec.result["spec"], plan, flow)
+    storage_hop, device_hop = figure["arrows"]
+    expected = f"{duration(flow[last_hop])} / epoch" if last_hop in flow else last_hop
+    assert device_hop["below"] == expected
+    if not flow["fits_in_ram"] and not flow["fits_in_gpu"]:
+        assert storage_hop["below"] == f"{duration(flow['storage_seconds_per_epoch'])} / epoch"
+    html = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    assert 'class="flowfig"' in html and device_hop["below"] in html
