@@ -8,3 +8,6 @@ class ProbeConfig(AppConfig):
     label = "probe"
     verbose_name = "Accuracy probe"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from advisor.probe import signals  # noqa: F401  (connects the receivers)

@@ -112,9 +112,7 @@ def fit_errors(*, sample_info: samples.Sample, spec: dict[str, Any]) -> dict[str
 def delete_sample(*, sample: DataSample) -> None:
     if sample.probes.exclude(status__in=ProbeJob.FINISHED).exists():
         raise Conflict("a queued or running probe still uses this sample; cancel it first")
-    path = sample.file
-    sample.delete()
-    transaction.on_commit(lambda: path.unlink(missing_ok=True))
+    sample.delete()  # its file goes after the commit (advisor/probe/signals.py)
 
 
 # --- probe jobs --------------------------------------------------------------------------------------------

@@ -237,3 +237,13 @@ def test_it_caps_the_probes_a_user_has_in_flight(
     assert [p["id"] for p in listed] == [first.json()["id"]]
     assert api.get("/api/v1/probes/?recommendation=999999").json()["results"] == []
     assert api.get("/api/v1/probes/?recommendation=abc").status_code == 400
+
+
+def test_it_removes_a_users_sample_files_with_the_user(
+    api: APIClient, user: Any, samples_dir: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    api.post("/api/v1/samples/", {"demo": "iris"}, format="json")
+    stored = DataSample.objects.get().file
+    with django_capture_on_commit_callbacks(execute=True):
+        user.delete()
+    assert not stored.exists() and not DataSample.objects.exists()
