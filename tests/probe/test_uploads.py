@@ -169,3 +169,16 @@ def test_it_stores_and_reloads_the_canonical_form(tmp_path) -> None:  # type: ig
     assert np.array_equal(again.x, sample.x) and np.array_equal(again.y, sample.y)  # type: ignore[arg-type]
     assert again.classes == sample.classes
     assert [p.name for p in tmp_path.iterdir()] == ["s.npz"]  # no temporary file left behind
+
+
+def test_it_reads_colour_jpegs_as_three_channels() -> None:
+    def jpeg(value: int) -> bytes:
+        buf = io.BytesIO()
+        Image.new("RGB", (6, 4), (value, 10, 200)).save(buf, format="JPEG")
+        return buf.getvalue()
+
+    sample = parse_upload(
+        "c.zip", zipped({f"{c}/{i}.jpg": jpeg(50 * i) for c in ("x", "y") for i in range(2)})
+    )
+    assert sample.x.shape == (4, 3, 4, 6)  # [n, channels, height, width]
+    assert sample.x[:, 2].mean() > sample.x[:, 1].mean()  # the blue channel stays the blue one
