@@ -1,15 +1,15 @@
-"""History (newest first, paginated), compare side by side, and the account's API token page."""
+"""History (newest first, paginated) and compare side by side."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from advisor import accounts, queries, services
+from advisor import queries, services
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import login_required
 from advisor.web.jobs import job_view
@@ -131,18 +131,3 @@ def _rows(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
             cells.append({"text": text, "basis": basis})
         rows.append({"label": label, "cells": cells, "differs": cells[0]["text"] != cells[1]["text"]})
     return rows
-
-
-@require_GET
-@login_required
-def token(request: HttpRequest) -> HttpResponse:
-    api_token = accounts.api_token(request.user)
-    base = request.build_absolute_uri("/")[:-1]
-    return render(request, "advisor/token.html", {"token": api_token.key, "base": base})
-
-
-@require_POST
-@login_required
-def regenerate_token(request: HttpRequest) -> HttpResponse:
-    accounts.regenerate_api_token(request.user)
-    return redirect("token")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.web import history, views, wizard
+from advisor.web import account, history, views, wizard
 
 urlpatterns = [
     path("", wizard.wizard, name="home"),
@@ -15,6 +15,6 @@ urlpatterns = [
     path("history/", history.history, name="history"),
     path("history/calibrations/", history.calibration_history, name="calibration-history"),
     path("compare/", history.compare, name="compare"),
-    path("account/token/", history.token, name="token"),
-    path("account/token/regenerate/", history.regenerate_token, name="token-regenerate"),
+    path("account/token/", account.token, name="token"),
+    path("account/token/regenerate/", account.regenerate_token, name="token-regenerate"),
 ]
