@@ -39,6 +39,13 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """Fixtures create users; the default PBKDF2 costs about a second per user on this machine, which would be
+    most of many tests' time. What is under test never depends on the hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def tabular_spec() -> dict[str, Any]:
     import copy

@@ -12,13 +12,6 @@ from advisor import services
 from advisor.models import CalibrationJob, Device, Measurement
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    """The shared `user` fixture hashes its password; the default PBKDF2 takes about a second per user on this
-    machine, which would be most of each page test's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def client_for(user: Any) -> Client:
     client = Client()
