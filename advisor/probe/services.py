@@ -70,7 +70,7 @@ def create_sample(
         original, fmt, upload_bytes = demo, "demo", 0
         label_column = ""
     if recommendation is not None:
-        errors = fit_errors(sample_info=sample, spec=recommendation.spec)
+        errors = fit_errors(arrays=sample, spec=recommendation.spec)
         if errors:
             raise SampleError(errors)
     rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
@@ -97,12 +97,13 @@ def create_sample(
         raise
 
 
-def fit_errors(*, sample_info: samples.Sample, spec: dict[str, Any]) -> dict[str, list[str]]:
+def fit_errors(*, arrays: samples.Sample, spec: dict[str, Any]) -> dict[str, list[str]]:
+    """What stops these arrays serving the spec's task ({} when nothing)."""
     if spec.get("task") == "generation":
         return {"recommendation": ["a generation task has no accuracy to probe"]}
     data = spec.get("data") or {}
     return check_fit(
-        sample_info,
+        arrays,
         goal=spec.get("goal") or "classify",
         input_shape=data.get("input_shape") or [],
         outputs=data.get("outputs"),
@@ -147,7 +148,7 @@ def submit_probe(
     except (OSError, ValueError):
         errors["sample"] = ["the sample's file cannot be read any more; upload it again"]
     else:
-        errors.update(fit_errors(sample_info=stored, spec=recommendation.spec))
+        errors.update(fit_errors(arrays=stored, spec=recommendation.spec))
     shallow, deep = pick_candidates(recommendation)
     goal = recommendation.spec.get("goal") or "classify"
     usable = [
