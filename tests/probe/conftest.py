@@ -79,9 +79,3 @@ def device(db: None) -> object:
         threads=2,
         queue="calibrate.probe-test-cpu0",
     )
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: object) -> None:
-    """The users these tests make need no slow password hashing (a second each on a busy machine)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
