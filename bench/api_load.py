@@ -150,7 +150,7 @@ def report(
     load: Load, seconds: float, clients: int, workers: int, threads: int, database: str
 ) -> dict[str, Any]:
     ms = [x * 1000 for x in load.latencies]
-    figures = {
+    figures: dict[str, Any] = {
         "clients": clients,
         "gunicorn_workers": workers,
         "threads_per_worker": threads,
