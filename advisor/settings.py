@@ -183,6 +183,7 @@ CACHES = {
     "throttle": {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
         "LOCATION": str(VAR_DIR / "throttle"),
+        "OPTIONS": {"MAX_ENTRIES": 100_000},  # one entry per user; culling would forget recent submissions
     },
 }
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
