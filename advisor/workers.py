@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +15,32 @@ from advisor.models import CalibrationJob, Device
 from advisor.services import publish
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A kind of job that runs on the device queues and needs the worker's upkeep: orphans recovered, the
+    outbox resent. Calibrations are one; other apps register theirs in their AppConfig.ready()."""
+
+    name: str
+    reap_orphans: Callable[..., list[int]]
+    resend_unsent: Callable[..., int]
+
+
+JOB_KINDS: dict[str, JobKind] = {}
+
+
+def register_job_kind(kind: JobKind) -> None:
+    JOB_KINDS[kind.name] = kind
+
+
+def upkeep(*, device_ids: list[str], queues: list[str], stale_after: float) -> None:
+    """One heartbeat of a worker: its devices are seen, and every job kind's orphans and outbox looked after.
+    stale_after=0 on a worker's start: every running job of its devices is then an orphan."""
+    heartbeat(device_ids=device_ids)
+    for kind in JOB_KINDS.values():
+        kind.reap_orphans(device_ids=device_ids, stale_after=stale_after)
+        kind.resend_unsent(queues=queues)
 
 
 def resend_unsent(*, queues: list[str]) -> int:
@@ -85,3 +113,6 @@ def reap_orphans(*, device_ids: list[str], stale_after: float) -> list[int]:
             log.warning("reaped calibration %s: %s", job.pk, reason)
             reaped.append(job.pk)
     return reaped
+
+
+register_job_kind(JobKind("calibration", reap_orphans=reap_orphans, resend_unsent=resend_unsent))

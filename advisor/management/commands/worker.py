@@ -41,7 +41,7 @@ class Command(BaseCommand):
         devices = workers.register_devices(host=host, worker=worker_name, devices=found)
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
-        workers.reap_orphans(device_ids=ids, stale_after=0)
+        workers.upkeep(device_ids=ids, queues=queues, stale_after=0)
         close_old_connections()
         beat = threading.Thread(target=_beat, args=(ids, queues), name="device-heartbeat", daemon=True)
         beat.start()
@@ -74,9 +74,7 @@ def _beat(device_ids: list[str], queues: list[str]) -> None:
     stop = threading.Event()
     while not stop.wait(period):
         try:
-            workers.heartbeat(device_ids=device_ids)
-            workers.reap_orphans(device_ids=device_ids, stale_after=stale_after)
-            workers.resend_unsent(queues=queues)
+            workers.upkeep(device_ids=device_ids, queues=queues, stale_after=stale_after)
         except Exception:  # the database or broker may be briefly away; the next beat tries again
             log.exception("heartbeat failed")
         finally:
