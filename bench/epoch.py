@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import textwrap
 from typing import Any
 
 from advisor.calibration import measure
-from advisor.calibration.epoch import predicted_epoch_seconds, train_one_epoch
+from advisor.calibration.epoch import loading_seconds_per_batch, predicted_epoch_seconds, train_one_epoch
 from advisor.calibration.examples import EXAMPLES
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-ae,mnist-gan,mnist-rbm"
@@ -35,9 +36,10 @@ def compare(name: str, threads: int, rounds: int, epoch_seconds: float, min_seco
         actual = epoch["seconds"]
         again = train_one_epoch(candidate, examples=examples, batch_size=batch, threads=threads)["seconds"]
         median_pred = predicted_epoch_seconds(m["seconds_per_batch"], examples, batch)
-        mean_pred = predicted_epoch_seconds(m["mean_seconds_per_batch"], examples, batch)
+        load = loading_seconds_per_batch(candidate, batch_size=batch, examples=examples, threads=threads)
+        mean_pred = predicted_epoch_seconds(m["mean_seconds_per_batch"] + load, examples, batch)
         step_cpu = m["user_seconds_per_step"] + m["system_seconds_per_step"]
-        cpu_pred = predicted_epoch_seconds(step_cpu, examples, batch)
+        cpu_pred = predicted_epoch_seconds(step_cpu + load, examples, batch)
         rows.append(
             {
                 "seconds_per_batch": m["seconds_per_batch"],
@@ -48,6 +50,7 @@ def compare(name: str, threads: int, rounds: int, epoch_seconds: float, min_seco
                 "error_mean": mean_pred / actual - 1.0,
                 "control": again / actual - 1.0,
                 "error_cpu": cpu_pred / epoch["cpu_seconds"] - 1.0,
+                "load_ms": load * 1e3,
             }
         )
     summary: dict[str, Any] = {
@@ -111,8 +114,12 @@ def main(argv: list[str]) -> int:
         f"\nworst |error| {worst:.1%} from the median step, {worst_mean:.1%} from the mean step, "
         f"{worst_cpu:.1%} in CPU time (target < 10%)"
     )
-    print("pred: seconds_per_batch (median) x batches; pred(mean): mean step x batches, which charges stalls")
-    print("as an epoch does; ctrl: IQR of the epoch against a second epoch in the same round (the machine's")
-    print("resolution); cpu err: the same prediction in CPU seconds (measure()'s user+system per step x")
-    print("batches) against the epoch's CPU seconds, which other processes' load does not inflate.")
+    notes = (
+        "pred: seconds_per_batch (median) x batches. pred(mean): (mean step + gathering one batch) x batches,"
+        " which charges stalls and the input pipeline as an epoch does. ctrl: IQR of the epoch against a"
+        " second epoch in the same round (the machine's resolution). cpu err: the same prediction in CPU"
+        " seconds (measure()'s user+system per step, plus gathering) against the epoch's CPU seconds, which"
+        " other processes' load does not inflate."
+    )
+    print(textwrap.fill(notes, width=110))
     return 0

@@ -29,6 +29,40 @@ def predicted_training_seconds(
     return predicted_epoch_seconds(seconds_per_batch, examples, batch_size) * int(epochs)
 
 
+def loading_seconds_per_batch(
+    candidate: Mapping[str, Any],
+    *,
+    batch_size: int,
+    examples: int,
+    threads: int | None = None,
+    device: str = "cpu",
+    batches: int = 200,
+) -> float:
+    """Seconds to gather one shuffled mini-batch from an in-memory data set, as train_one_epoch does: the
+    input pipeline's share of a real step, which measure()'s fixed synthetic batch leaves out (Shi et al. time
+    synthetic data too). The data set is capped at 65,536 examples: enough to fall out of the CPU's caches."""
+    dev = torch.device(device)
+    n = max(int(batch_size), min(int(examples), 65536))
+    data = make_step(candidate, dev).make_batch(n)  # tensors [n, ...]
+    order = torch.randperm(n, device=dev)
+    count = max(1, min(int(batches), n // int(batch_size)))
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(int(threads))  # gathering is an intra-op parallel kernel too
+    try:
+        start = time.perf_counter()
+        for i in range(count):
+            index = order[i * batch_size : (i + 1) * batch_size]
+            gathered = tuple(t[index] for t in data)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(previous)
+    del gathered
+    return seconds / count
+
+
 def train_one_epoch(
     candidate: Mapping[str, Any],
     *,
