@@ -47,3 +47,11 @@ def test_it_builds_from_files_that_exist() -> None:
     dockerfile = (DOCKER / "Dockerfile").read_text()
     assert "download.pytorch.org/whl/cpu" in dockerfile and "torch==2.13.0" in dockerfile
     assert "torch==" in (DOCKER / "Dockerfile.cuda").read_text()
+
+
+def test_it_shares_uploaded_samples_between_web_and_workers() -> None:
+    compose = _compose()
+    services = compose["services"]
+    assert "samples" in compose["volumes"]
+    for name in ("web", "worker-cpu"):
+        assert "samples:/var/lib/advisor/samples" in services[name]["volumes"]
