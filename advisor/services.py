@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -43,13 +44,25 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
     payload: dict[str, Any] = {"id": rec.pk, **rec.result}
-    measured = latest_measured_estimates(rec) if measured_too else {}
-    if measured:
-        payload["candidates"] = [
-            {**cand, "estimate": measured[i]} if i in measured else cand
-            for i, cand in enumerate(payload["candidates"])
-        ]
+    if not measured_too:
+        return payload
+    measured = latest_measured_estimates(rec)
+    extras = {field: annotate(rec) for field, annotate in CANDIDATE_EXTRAS.items()}
+    if measured or any(extras.values()):
+        candidates = []
+        for i, cand in enumerate(payload["candidates"]):
+            cand = {**cand, "estimate": measured[i]} if i in measured else cand
+            for field, per_candidate in extras.items():
+                if i in per_candidate:
+                    cand = {**cand, field: per_candidate[i]}
+            candidates.append(cand)
+        payload["candidates"] = candidates
     return payload
+
+
+# Other apps add what they measured about a recommendation's candidates under a field of their own (the
+# accuracy probe: "accuracy_probe"), registered in their AppConfig.ready(): field -> rec -> {index: value}.
+CANDIDATE_EXTRAS: dict[str, Callable[[Recommendation], dict[int, dict[str, Any]]]] = {}
 
 
 def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
