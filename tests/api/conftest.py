@@ -36,10 +36,7 @@ def client_for(user: Any) -> APIClient:
 
 
 @pytest.fixture(autouse=True)
-def _api_only(settings: Any) -> None:
-    settings.ROOT_URLCONF = "tests.api.urls"
-    # Users are made for almost every test; the real hasher's deliberate slowness would dominate the run.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _fresh_throttle() -> None:
     caches["throttle"].clear()
 
 
