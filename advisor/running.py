@@ -7,6 +7,7 @@ import math
 import time
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
@@ -66,13 +67,8 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     examples = int(job.recommendation.spec.get("data", {}).get("examples") or 4096)
     chosen = {k: v for k, v in job.options.items() if k in PLAN_OPTIONS}
     chosen["max_batch_size"] = max(1, min(int(chosen.get("max_batch_size", 4096)), examples))
-    chosen.setdefault("min_seconds", DEFAULT_MIN_SECONDS)
+    chosen.setdefault("min_seconds", settings.CALIBRATION_MIN_SECONDS)
     return chosen
-
-
-# Half a second of timed steps per configuration keeps a default sweep of a small task well under 30 s; the
-# IQR flags a configuration whose samples were too few to trust.
-DEFAULT_MIN_SECONDS = 0.5
 
 
 def _torch_device(job: CalibrationJob) -> str:

@@ -165,8 +165,33 @@ def check_calibration_limits(
                     f"{device.memory_bytes / 2**30:.1f} GiB"
                 )
                 break
+    if batch_sizes and not bad_batches and "threads" not in errors and "time_limit_seconds" not in errors:
+        runs = len(threads) if threads else (max_threads if device.kind == "cpu" else 1)
+        floor = sweep_seconds_floor(recommendation.result, candidate, batch_sizes=batch_sizes, runs=runs)
+        if floor > time_limit_seconds:
+            errors["time_limit_seconds"] = [
+                f"{len(batch_sizes) * runs} configurations need at least {floor:.0f} s, more than the "
+                f"limit of {time_limit_seconds} s: measure fewer batch sizes or thread counts, or allow "
+                "more time"
+            ]
     if errors:
         raise CalibrationRefused(errors)
+
+
+# A measuring child's start (a fresh interpreter importing torch) before the first configuration.
+CHILD_START_SECONDS = 3.0
+
+
+def sweep_seconds_floor(
+    result: dict[str, Any], candidate: int, *, batch_sizes: list[int], runs: int
+) -> float:
+    """The least a sweep can take: each configuration times at least CALIBRATION_MIN_SECONDS and its warm-up
+    steps, at the engine's analytic pace (an optimistic one, so only sweeps that cannot fit are refused)."""
+    total = CHILD_START_SECONDS
+    for b in batch_sizes:
+        per_batch = float(engine.estimate_for(result, candidate, batch_size=b)["seconds_per_batch"])
+        total += runs * (max(settings.CALIBRATION_MIN_SECONDS, 5 * per_batch) + 2 * per_batch)
+    return total
 
 
 def publish(job: CalibrationJob) -> bool:

@@ -174,6 +174,9 @@ CALIBRATION_MAX_SECONDS = env_int("CALIBRATION_MAX_SECONDS", 600, minimum=1)
 CALIBRATION_DEFAULT_SECONDS = env_int("CALIBRATION_DEFAULT_SECONDS", 120, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", CALIBRATION_MAX_SECONDS + 60, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", CALIBRATION_MAX_SECONDS + 120, minimum=1)
+# Timed seconds per configuration unless a job asks for more: half a second keeps a default sweep of a small
+# task well under 30 s, and the IQR flags a configuration whose samples were too few to trust.
+CALIBRATION_MIN_SECONDS = env_float("CALIBRATION_MIN_SECONDS", 0.5, minimum=0.01)
 CALIBRATION_MAX_PARAMETERS = env_int("CALIBRATION_MAX_PARAMETERS", 200_000_000, minimum=1)
 CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
 
