@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.calibration.allocator import SOURCE, TUNED_GLIBC_ENV
+from advisor.calibration.allocator import JEMALLOC_CONF, SOURCE, TUNED_GLIBC_ENV
 
 RULE = "cpu.allocator"
 MIN_GAIN = 0.03  # below 3% less time the difference is within run-to-run noise: keep the default
@@ -98,7 +98,8 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
     if best["gain"] >= MIN_GAIN:
         finding.update(recommended="tuned", env=dict(TUNED_GLIBC_ENV))
         finding["text"] = (
-            f"Measured {measured}. Start training with {settings} (or jemalloc/tcmalloc preloaded)."
+            f"Measured {measured}. Start training with {settings}, or with jemalloc preloaded "
+            f"(MALLOC_CONF={JEMALLOC_CONF}; a calibration with allocator jemalloc measures it)."
         )
     else:
         finding["text"] = f"Measured {measured}: no gain beyond noise, keep the default allocator."

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from advisor.calibration.allocator import child_environment, current_allocator
+from advisor.calibration.allocator import child_environment, current_allocator, preloadable
 from advisor.calibration.child import child_main
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
@@ -40,7 +40,7 @@ POLL_S = 0.2
 STOP_GRACE_S = 2.0
 EXIT_MARGIN_S = 1.5  # the child's soft budget stops this much before the hard limit
 FIRST_PHASE_SHARE = 0.7
-ALLOCATORS = ("default", "tuned", "auto")
+ALLOCATORS = ("default", "tuned", "auto", "jemalloc", "tcmalloc")
 _ENV_LOCK = threading.Lock()
 
 
@@ -63,7 +63,7 @@ class JobPlan:
     warmup: int = 2
     time_limit_s: float = 300.0
     max_batch_size: int = 4096
-    allocator: str = "auto"  # "default" | "tuned" | "auto"
+    allocator: str = "auto"  # "default" | "tuned" | "auto" | "jemalloc" | "tcmalloc" (where installed)
     memory_limit_bytes: int | None = None  # a real cap the child enforces (RLIMIT_DATA on CPU)
     stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
     system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
@@ -92,6 +92,8 @@ class JobPlan:
             bad("time_limit_s", "must be positive")
         if self.allocator not in ALLOCATORS:
             bad("allocator", f"one of {', '.join(ALLOCATORS)}")
+        elif self.allocator in ("jemalloc", "tcmalloc") and preloadable(self.allocator) is None:
+            bad("allocator", f"{self.allocator} is not installed on this worker")
         if self.sweep_budget_s is not None and self.sweep_budget_s <= 0:
             bad("sweep_budget_s", "must be positive, or None for no budget")
         if self.memory_limit_bytes is not None and self.memory_limit_bytes <= 0:
@@ -216,7 +218,7 @@ def run_job(
     results: list[Event] = []
     children: list[dict[str, Any]] = []
     auto = plan.allocator == "auto" and plan.device == "cpu"
-    first = "tuned" if plan.allocator == "tuned" else "default"
+    first = "default" if plan.allocator == "auto" else plan.allocator
     status, error, stop_reason = _run_child(
         payload, child_environment(first), deadline, on_event, should_cancel, results, children
     )

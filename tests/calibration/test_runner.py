@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from advisor.calibration import JobPlan, PlanError, run_job
+from advisor.calibration.allocator import preloadable
 from tests.calibration import candidates as C
 
 pytestmark = pytest.mark.slow
@@ -159,6 +160,24 @@ def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant(
         1 - pair["tuned_seconds_per_batch"] / pair["default_seconds_per_batch"]
     )
     assert "cpu.allocator" in [r["rule"] for r in summary["reasons"]]
+
+
+@pytest.mark.skipif(preloadable("jemalloc") is None, reason="jemalloc is not installed here")
+def test_it_measures_with_jemalloc_preloaded_in_the_child() -> None:
+    plan = JobPlan(
+        C.wide_mlp(3000),
+        batch_sizes=[8],
+        threads=[1],
+        min_iterations=6,
+        min_seconds=0.0,
+        warmup=3,
+        allocator="jemalloc",
+    )
+    summary = run_job(plan, on_event=Recorder(), should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    (event,) = summary["results"]
+    assert event["allocator"] == event["result"]["allocator"] == "jemalloc"
+    assert event["result"]["minor_faults_per_step"] < 8790 / 2  # the 36 MB gradient is kept, not re-faulted
 
 
 @pytest.mark.parametrize(

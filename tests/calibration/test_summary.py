@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from advisor.calibration import detect_devices, sweep_summary
+from advisor.calibration.allocator import child_environment, current_allocator, preloadable
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
 
 
@@ -101,3 +102,16 @@ def test_it_detects_this_machines_cpu() -> None:
     assert cpu["memory_bytes"] == psutil.virtual_memory().total
     cuda = [d for d in devices if d["kind"] == "cuda"]
     assert len(cuda) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
+def test_it_builds_each_allocator_environment_from_a_clean_one() -> None:
+    worker = {"PATH": "/bin", "MALLOC_MMAP_THRESHOLD_": "1", "LD_PRELOAD": "/x/libjemalloc.so.2:/y/libfoo.so"}
+    default = child_environment("default", worker)
+    assert default == {"PATH": "/bin", "LD_PRELOAD": "/y/libfoo.so"}
+    assert current_allocator(default) == "default"
+    tuned = child_environment("tuned", worker)
+    assert tuned["MALLOC_MMAP_THRESHOLD_"] == "4294967296" and current_allocator(tuned) == "tuned"
+    if preloadable("jemalloc"):
+        jemalloc = child_environment("jemalloc", worker)
+        assert jemalloc["LD_PRELOAD"].split(":")[1:] == ["/y/libfoo.so"]
+        assert current_allocator(jemalloc) == "jemalloc" and "MALLOC_MMAP_THRESHOLD_" not in jemalloc
