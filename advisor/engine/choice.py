@@ -11,6 +11,11 @@ from advisor.engine.rules import reason
 
 DBN_MAX_INPUTS = 128 * 128  # fully connected RBMs on larger images have hundreds of millions of weights
 FEW_LABELS = 0.5  # below this share of labelled examples, pretraining without labels pays (W §III-D)
+# net.shallow.first for images: W §III-B puts an FFN's hidden layer at >= inputs, so one hidden layer costs
+# >= inputs² weights: 16.8M at 64x64 greyscale (4,096 values), twice that at full capacity. Beyond that the
+# "cheap" baseline outgrows the CNN it is meant to be checked against (W §II: a 512x512 image = 262,144
+# inputs), so small images only: digits 8x8 (64), MNIST 28x28 (784), CIFAR 3x32x32 (3,072).
+SHALLOW_MAX_INPUTS = 4_096
 Choice = tuple[list[Draft], list[dict[str, Any]]]
 
 
@@ -91,7 +96,24 @@ def _vision(spec: dict[str, Any]) -> Choice:
                 else "A DBN (RBM pretraining, then fine-tuning) is listed as an alternative.",
             )
         )
+    if values <= SHALLOW_MAX_INPUTS:
+        baseline, notes = _shallow_baseline(spec, values)
+        result.append(baseline)
+        reasons += notes
     return result, reasons
+
+
+def _shallow_baseline(spec: dict[str, Any], values: int) -> tuple[Draft, list[dict[str, Any]]]:
+    """W §III-A: shallow first when unclear, deep when the data has structure. Small images have both, so
+    the deep candidates lead and a shallow FFN on the flattened image follows as the cheap baseline."""
+    text = (
+        f"Small images ({values:,} values each): a shallow network (one hidden layer on the flattened "
+        "image) is listed after the deep ones as the baseline to try. If it reaches your accuracy target on "
+        "held-out data it is the cheaper choice; if it misses, use the deep network."
+    )
+    draft = dense.ffn(spec, deep=False)
+    draft.reasons.insert(0, reason("net.shallow.first", text))
+    return draft, [reason("net.shallow.first", text), reason("net.shallow.validate")]
 
 
 def _sequence(spec: dict[str, Any]) -> Choice:

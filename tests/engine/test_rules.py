@@ -17,6 +17,7 @@ TOKENS = spec("sequence", [32], vocab_size=1_000, outputs=4)
 SERIES = spec("sequence", [50, 12], outputs=4)
 IMAGENET = spec("vision", [3, 224, 224], outputs=1000, examples=1_281_167)
 CIFAR = spec("vision", [3, 32, 32], outputs=10, examples=50_000)
+LARGE_IMAGES = spec("vision", [3, 224, 224], outputs=10)  # too large for a shallow FFN baseline
 FARM = {**GPU, "gpus_per_node": 8, "nodes": 4}
 BIG_DATA_GPU = spec("vision", [3, 256, 256], outputs=10, examples=2_000_000, hardware=GPU)
 EIGHT = {**GPU, "gpus_per_node": 8}
@@ -56,12 +57,12 @@ TABLE = [
     ("net.vision.dbn", MNIST, spec("vision", [1, 28, 28], goal="compress"), "any"),
     ("net.sequence.lstm", SERIES, TABULAR, "any"),
     ("net.published", IMAGENET, CIFAR, "any"),
-    ("net.shallow.first", TABULAR, MNIST, "any"),
+    ("net.shallow.first", TABULAR, LARGE_IMAGES, "any"),
     ("net.deep.structure", MNIST, TABULAR, "any"),
     ("net.shallow.validate", TABULAR, SERIES, "any"),
     ("net.pretrain.unlabelled", spec("tabular", [20], outputs=3, labelled_fraction=0.1), TABULAR, "any"),
     ("net.tokens.embedding", TOKENS, SERIES, "any"),
-    ("size.ffn.hidden", TABULAR, MNIST, "any"),
+    ("size.ffn.hidden", TABULAR, LARGE_IMAGES, "any"),
     ("size.ae.bottleneck", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("size.deep.cnn", MNIST, TABULAR, "any"),
     ("size.deep.dn", spec("generation", [1, 28, 28]), TABULAR, "any"),
