@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import recommend
+from advisor.engine.families.dense import DEEP_MIN_WIDTH, SHALLOW_MIN_WIDTH
 from advisor.engine.layers import count
 from tests.engine.specs import grid, spec
 
@@ -29,9 +30,10 @@ def _numel_after(candidate: dict[str, Any], key: str, kind: str) -> list[int]:
 
 def test_it_gives_an_ffn_at_least_as_many_hidden_nodes_as_inputs() -> None:
     for candidate in _of("ffn"):
-        inputs = math.prod(candidate["io"]["input_shape"])
-        assert candidate["hidden_sizes"][0] >= inputs
-        assert candidate["hidden_sizes"][0] <= 2 * max(inputs, candidate["io"]["outputs"]) + 8
+        inputs, outputs = math.prod(candidate["io"]["input_shape"]), candidate["io"]["outputs"]
+        least = max(inputs, outputs, DEEP_MIN_WIDTH if candidate["depth"] == "deep" else SHALLOW_MIN_WIDTH)
+        assert min(candidate["hidden_sizes"]) >= least
+        assert candidate["hidden_sizes"][0] <= 2 * least + 8
 
 
 def test_it_gives_an_auto_encoder_a_smaller_code_and_a_full_output() -> None:
