@@ -77,13 +77,18 @@ class _Sweep:
         self.done = int(payload.get("progress_base", 0))
         self.total = self.done + total
         self.last_duration, self.last_batch = 0.0, 0
+        self.took: dict[
+            int, tuple[int, float]
+        ] = {}  # threads -> (batch, seconds) of its latest configuration
         self.last_ok_batch: int | None = None
 
-    def out_of_time(self, batch: int) -> bool:
-        """Would the next configuration overrun the soft budget? (Estimated from the last one, scaled.)"""
+    def out_of_time(self, batch: int, threads: int) -> bool:
+        """Would the next configuration overrun the soft budget? Estimated from this thread count's latest
+        configuration (else the latest of any), scaled by the batch size."""
         if not self.last_batch:
             return False
-        estimate = self.last_duration * batch / self.last_batch
+        last_batch, last_seconds = self.took.get(threads, (self.last_batch, self.last_duration))
+        estimate = last_seconds * batch / last_batch
         return time.monotonic() - self.started + estimate > float(self.payload["budget_s"])
 
     def run(self, batch: int, threads: int) -> dict[str, Any]:
@@ -104,6 +109,7 @@ class _Sweep:
             memory_limit_bytes=p.get("memory_limit_bytes"),
         )
         self.last_duration, self.last_batch = time.monotonic() - t0, batch
+        self.took[threads] = (batch, self.last_duration)
         self.done += 1
         if result["status"] == "oom" and self.last_ok_batch is not None:
             result["message"] += f"; {self.last_ok_batch} does"
@@ -136,7 +142,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
         sweep.total -= len(planned) - len(thread_list)
         rates: dict[int, float] = {}
         for t in thread_list:
-            if sweep.out_of_time(batch):
+            if sweep.out_of_time(batch, t):
                 budget = payload.get("budget_name", "time limit")
                 return sweep.finish(f"{budget}: batch {batch}, {t} threads would not finish in time")
             result = sweep.run(batch, t)
