@@ -114,6 +114,8 @@ def _finish(job: CalibrationJob, summary: dict[str, Any]) -> str:
     estimate = measured_estimate(job) if status == CalibrationJob.SUCCEEDED else None
     if status == CalibrationJob.SUCCEEDED and estimate is None:
         status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
+    # Each configuration's result, with all its step samples, is in its Measurement row already.
+    summary = {key: value for key, value in summary.items() if key != "results"}
     CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
         status=status,
         error=error,

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from django.conf import settings
 from rest_framework.authtoken.models import Token
@@ -124,11 +125,14 @@ class WorkerProcess:
             time.sleep(0.2)
         raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
 
-    def kill(self) -> None:
-        """SIGKILL the whole process group: the worker, its pool child and the measuring grandchild."""
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+    def kill(self) -> list[int]:
+        """SIGKILL the worker process alone, as the OOM killer would; returns the pids of the children it
+        had (the measuring child among them), which must not outlive it."""
+        assert self.proc is not None and self.proc.poll() is None
+        children = [c.pid for c in psutil.Process(self.proc.pid).children(recursive=True)]
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        return children
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -136,7 +140,8 @@ class WorkerProcess:
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

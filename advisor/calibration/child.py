@@ -15,6 +15,7 @@ import traceback
 from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
+from advisor.calibration.orphans import die_with_parent
 
 PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
 PLATEAU_DOUBLINGS = 2
@@ -165,6 +166,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
 
 def child_main(payload: dict[str, Any], events: Any) -> None:
     """Entry point of the spawned process; `events` is a multiprocessing queue."""
+    die_with_parent(int(payload["parent_pid"]))
     code = 0
     try:
         run_sweep(payload, events)

@@ -149,6 +149,7 @@ def _run_child(
     """Run one child to its end; relay its events. Returns (status, error, stop_reason)."""
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
+    payload = {**payload, "parent_pid": os.getpid()}
     proc = ctx.Process(target=child_main, args=(payload, events), name="calibration", daemon=True)
     # A spawned child inherits os.environ as it is at start(): change the keys that differ, for that instant.
     changed = {k: os.environ.get(k) for k in set(os.environ) | set(env) if os.environ.get(k) != env.get(k)}

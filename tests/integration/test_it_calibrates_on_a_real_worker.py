@@ -4,8 +4,10 @@ their URLs."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import psutil
 import pytest
 
 from advisor.models import CalibrationJob
@@ -79,8 +81,13 @@ def test_it_recovers_a_job_whose_worker_was_killed(
         options={"min_seconds": 1.5},
     )
     wait_for(lambda: CalibrationJob.objects.get(pk=job.pk).status == "running", timeout=60, what="running")
-    worker.kill()
+    wait_for(lambda: psutil.Process(worker.proc.pid).children(), timeout=30, what="the measuring child")  # type: ignore[union-attr]
+    children = worker.kill()
     assert CalibrationJob.objects.get(pk=job.pk).status == "running"  # nobody has noticed yet
+    deadline = time.monotonic() + 15
+    while (alive := [pid for pid in children if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive, "the measuring child outlived its killed worker"
 
     worker.start()  # the same host: the same device and queue
     final = wait_for(
@@ -118,3 +125,10 @@ def test_it_cancels_a_running_job(api: Any, worker: WorkerProcess, user: Any, ta
     assert final.measurements.count() < 5
     again = api.post(f"/api/v1/calibrations/{job.pk}/cancel/")
     assert again.status_code == 409
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from advisor.calibration.orphans import die_with_parent
 from advisor.probe.learning.plan import ProbePlan
 
 POLL_S = 0.2
@@ -29,7 +30,8 @@ STARTUP_LIMIT_S = 90.0  # starting the child and importing torch; not part of th
 _ENV_LOCK = threading.Lock()
 
 
-def child_main(plan: dict[str, Any], threads: int, events: Any) -> None:
+def child_main(plan: dict[str, Any], threads: int, events: Any, parent_pid: int) -> None:
+    die_with_parent(parent_pid)
     try:
         import torch
 
@@ -94,7 +96,9 @@ def run_in_child(
     deadline = started + startup_limit_s
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
-    proc = ctx.Process(target=child_main, args=(asdict(plan), threads, events), name="probe", daemon=True)
+    proc = ctx.Process(
+        target=child_main, args=(asdict(plan), threads, events, os.getpid()), name="probe", daemon=True
+    )
     _start(proc)
     finished = False
 
