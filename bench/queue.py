@@ -69,6 +69,10 @@ def main(argv: list[str]) -> int:
         )
         try:
             rows = _run(host, args.repeat)
+        except BaseException:
+            log.flush()
+            sys.stderr.write((Path(tmp) / "worker.log").read_text(errors="replace")[-4000:])
+            raise
         finally:
             worker.terminate()
             worker.wait(timeout=30)
@@ -89,13 +93,13 @@ def _run(host: str, repeat: int) -> list[dict[str, Any]]:
     device_id = f"{host}-cpu0"
     _wait(lambda: Device.objects.filter(id=device_id).exists(), 60, "the worker to register its device")
     time.sleep(1.0)  # the worker announces its device a moment before it consumes
-    device = Device.objects.get(id=device_id)
     user, _ = get_user_model().objects.get_or_create(username="bench")
     rows = []
     for name, spec in SPECS.items():
         rec = services.advise(owner=user, spec=spec)
         for _ in range(repeat):
             start = time.perf_counter()
+            device = Device.objects.get(id=device_id)  # fresh: `online` reads its last heartbeat
             job, _ = services.submit_calibration(owner=user, recommendation=rec, candidate=0, device=device)
             _wait(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, "the job")
             total = time.perf_counter() - start
