@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.orphans import die_with_parent
+from advisor.calibration.words import threads_text
 
 PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
 PLATEAU_DOUBLINGS = 2
@@ -93,7 +94,7 @@ class _Sweep:
         return time.monotonic() - self.started + estimate > float(self.payload["budget_s"])
 
     def run(self, batch: int, threads: int) -> dict[str, Any]:
-        step = f"batch {batch}, {threads} threads: timing"
+        step = f"batch {batch}, {threads_text(threads)}: timing"
         self.events.put(
             {"type": "progress", "done": self.done, "total": self.total, "step": step, "pid": os.getpid()}
         )
@@ -145,7 +146,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
         for t in thread_list:
             if sweep.out_of_time(batch, t):
                 budget = payload.get("budget_name", "time limit")
-                return sweep.finish(f"{budget}: batch {batch}, {t} threads would not finish in time")
+                return sweep.finish(f"{budget}: batch {batch}, {threads_text(t)} would not finish in time")
             result = sweep.run(batch, t)
             if result["status"] == "oom":
                 return sweep.finish(f"out of memory at batch {batch}")

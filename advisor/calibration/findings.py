@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from advisor.calibration.allocator import JEMALLOC_CONF, SOURCE, TUNED_GLIBC_ENV
+from advisor.calibration.words import threads_text
 
 RULE = "cpu.allocator"
 MIN_GAIN = 0.03  # below 3% less time the difference is within run-to-run noise: keep the default
@@ -87,7 +88,7 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
     best = min(pairs, key=lambda p: p["tuned_seconds_per_batch"] / p["batch_size"])
     finding["gain"] = best["gain"]
     settings = " ".join(f"{k}={v}" for k, v in TUNED_GLIBC_ENV.items())
-    where = f"batch {best['batch_size']}, {best['threads']} threads"
+    where = f"batch {best['batch_size']}, {threads_text(best['threads'])}"
     measured = (
         f"at {where}, system time was {best['default_system_share']:.0%} of CPU time with glibc's default "
         f"malloc ({best['default_minor_faults_per_step']:.0f} page faults per step); with {settings} "

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.calibration.devices import physical_cores as detect_physical_cores
+from advisor.calibration.words import threads_text
 
 THREADS_RULE = "cpu.threads.physical"
 THREADS_SOURCE = "W §III-F, Table I; S §5"
@@ -108,7 +109,7 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int) -> dict[str, An
         text = (
             f"Rule {THREADS_RULE} says threads = physical cores ({cores}); this sweep did not measure "
             f"{cores} threads at batch {b}, so it cannot confirm it. "
-            f"Best measured: {best['threads']} threads, "
+            f"Best measured: {threads_text(best['threads'])}, "
             f"{best['examples_per_second']:.0f} examples/s."
         )
         return {

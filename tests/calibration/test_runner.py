@@ -49,7 +49,7 @@ def test_it_sweeps_batches_and_threads_in_a_child_and_relays_each_result() -> No
     assert all(e["result"]["status"] == "ok" and e["result"]["threads"] == e["threads"] for e in results)
     progress = rec.of("progress")
     assert progress[0]["done"] == 0 and progress[-1]["done"] == progress[-1]["total"] == 4
-    assert "batch 8, 1 threads: timing" in [p["step"] for p in progress]
+    assert "batch 8, 1 thread: timing" in [p["step"] for p in progress]
     assert summary["fastest"]["seconds_per_example"] == min(
         e["result"]["seconds_per_batch"] / e["batch_size"] for e in results
     )
