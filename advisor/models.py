@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 
@@ -62,28 +63,20 @@ class Recommendation(models.Model):
         return str(candidates[0]["family"]) if candidates else ""
 
 
-class CalibrationJob(models.Model):
+class DeviceJob(models.Model):
+    """The life of a job that runs on a device's queue (calibrations, accuracy probes): queued, claimed by one
+    worker, running with a heartbeat, then finished; an outbox (sent_at) and a cancel request."""
+
     QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
     STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
     FINISHED = (SUCCEEDED, FAILED, CANCELLED)
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibrations")
-    recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE, related_name="calibrations")
-    candidate = models.PositiveIntegerField(default=0)
-    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="jobs")
-    batch_sizes = models.JSONField(default=list)
-    threads = models.JSONField(default=list)
     time_limit_seconds = models.PositiveIntegerField()
-    options = models.JSONField(default=dict, blank=True)  # min_iterations, min_seconds, allocator, ...
-
+    options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=STATUS_CHOICES, default=QUEUED, db_index=True)
     progress = models.FloatField(default=0.0)
     step = models.CharField(max_length=300, blank=True)
     error = models.TextField(blank=True)
-    summary = models.JSONField(default=dict, blank=True)
-    estimate = models.JSONField(null=True, blank=True)  # the measured estimate, once succeeded
-
-    idempotency_key = models.CharField(max_length=200, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)  # null: not yet handed to the broker (outbox)
     attempts = models.PositiveIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
@@ -91,6 +84,43 @@ class CalibrationJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @classmethod
+    def claim(cls, pk: int) -> bool:
+        """Take a queued job for this worker with one conditional UPDATE: a re-delivered or duplicate message,
+        or a job cancelled meanwhile, claims nothing."""
+        now = timezone.now()
+        return bool(
+            cls.objects.filter(pk=pk, status=cls.QUEUED, cancel_requested=False).update(  # type: ignore[attr-defined]
+                status=cls.RUNNING,
+                started_at=now,
+                heartbeat_at=now,
+                attempts=F("attempts") + 1,
+                step="starting",
+                error="",
+            )
+        )
+
+
+class CalibrationJob(DeviceJob):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibrations")
+    recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE, related_name="calibrations")
+    candidate = models.PositiveIntegerField(default=0)
+    device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="jobs")
+    batch_sizes = models.JSONField(default=list)
+    threads = models.JSONField(default=list)
+
+    summary = models.JSONField(default=dict, blank=True)
+    estimate = models.JSONField(null=True, blank=True)  # the measured estimate, once succeeded
+
+    idempotency_key = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -105,10 +135,6 @@ class CalibrationJob(models.Model):
 
     def __str__(self) -> str:
         return f"Calibration {self.pk} on {self.device_id} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
 
 
 class Measurement(models.Model):

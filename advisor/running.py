@@ -23,17 +23,7 @@ CHECK_EVERY_SECONDS = 1.0
 def run_calibration_job(*, job_id: int) -> str:
     """Claim the job with a conditional UPDATE so a re-delivered or duplicate message does nothing, then
     measure. Returns the job's final status (or 'skipped')."""
-    now = timezone.now()
-    claimed = CalibrationJob.objects.filter(
-        pk=job_id, status=CalibrationJob.QUEUED, cancel_requested=False
-    ).update(
-        status=CalibrationJob.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-        step="starting",
-        error="",
-    )
+    claimed = CalibrationJob.claim(job_id)
     if not claimed:
         log.info("calibration %s not claimed (already taken, finished or cancelled)", job_id)
         return "skipped"

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from advisor.models import Device, Recommendation
+from advisor.models import Device, DeviceJob, Recommendation
 
 
 class DataSample(models.Model):
@@ -44,36 +44,17 @@ class DataSample(models.Model):
         return samples_root() / self.path
 
 
-class ProbeJob(models.Model):
-    QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
-    STATUS_CHOICES = [(s, s) for s in (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)]
-    FINISHED = (SUCCEEDED, FAILED, CANCELLED)
-
+class ProbeJob(DeviceJob):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="probes")
     recommendation = models.ForeignKey(Recommendation, on_delete=models.CASCADE, related_name="probes")
     sample = models.ForeignKey(DataSample, on_delete=models.SET_NULL, null=True, related_name="probes")
     device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="probes")
     shallow_candidate = models.PositiveIntegerField(null=True, blank=True)
     deep_candidate = models.PositiveIntegerField(null=True, blank=True)
-    time_limit_seconds = models.PositiveIntegerField()
-    options = models.JSONField(default=dict, blank=True)  # task_id, seed, fractions
 
-    status = models.CharField(max_length=12, choices=STATUS_CHOICES, default=QUEUED, db_index=True)
-    progress = models.FloatField(default=0.0)
-    step = models.CharField(max_length=300, blank=True)
-    error = models.TextField(blank=True)
-    results = models.JSONField(
-        default=dict, blank=True
-    )  # split, baseline, shallow, deep, curve: as they come
+    # split, baseline, shallow, deep, curve: each saved as it comes
+    results = models.JSONField(default=dict, blank=True)
     verdict = models.JSONField(null=True, blank=True)
-
-    sent_at = models.DateTimeField(null=True, blank=True)  # null: not yet handed to the broker (outbox)
-    attempts = models.PositiveIntegerField(default=0)
-    cancel_requested = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -81,10 +62,6 @@ class ProbeJob(models.Model):
 
     def __str__(self) -> str:
         return f"Probe {self.pk} on {self.device_id} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status in self.FINISHED
 
     def candidate(self, role: str) -> dict[str, Any] | None:
         index = self.shallow_candidate if role == "shallow" else self.deep_candidate

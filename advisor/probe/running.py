@@ -25,15 +25,7 @@ MAX_ATTEMPTS = 2
 
 
 def run_probe_job(*, job_id: int) -> str:
-    now = timezone.now()
-    claimed = ProbeJob.objects.filter(pk=job_id, status=ProbeJob.QUEUED, cancel_requested=False).update(
-        status=ProbeJob.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-        step="starting",
-        error="",
-    )
+    claimed = ProbeJob.claim(job_id)
     if not claimed:
         log.info("probe %s not claimed (already taken, finished or cancelled)", job_id)
         return "skipped"
