@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from advisor.models import CalibrationJob, Device
+from advisor.models import CalibrationJob, Device, DeviceJob
 from advisor.services import publish
 
 log = logging.getLogger(__name__)
@@ -84,33 +84,52 @@ def heartbeat(*, device_ids: list[str]) -> None:
 
 
 def reap_orphans(*, device_ids: list[str], stale_after: float) -> list[int]:
+    """Calibrations left running by a worker that died (see reap_orphaned_jobs)."""
+    return reap_orphaned_jobs(
+        CalibrationJob,
+        publish,
+        device_ids=device_ids,
+        stale_after=stale_after,
+        max_attempts=settings.CALIBRATION_MAX_ATTEMPTS,
+        noun="job",
+    )
+
+
+def reap_orphaned_jobs(
+    model: type[DeviceJob],
+    publish_job: Callable[[Any], bool],
+    *,
+    device_ids: list[str],
+    stale_after: float,
+    max_attempts: int,
+    noun: str,
+) -> list[int]:
     """Jobs left 'running' by a worker that died: queued again while attempts remain, else failed with the
     reason. On a worker's start every running job of its devices is an orphan (stale_after=0), since each
     device runs one job at a time and that worker is the only one consuming its queue."""
     cutoff = timezone.now() - timedelta(seconds=stale_after)
-    orphans = CalibrationJob.objects.filter(
-        device_id__in=device_ids, status=CalibrationJob.RUNNING, heartbeat_at__lt=cutoff
+    jobs = model.objects.filter(  # type: ignore[attr-defined]
+        device_id__in=device_ids, status=model.RUNNING, heartbeat_at__lt=cutoff
     ).select_related("device")
     reaped = []
-    for job in orphans:
+    for job in jobs:
         reason = (
-            f"the worker measuring on {job.device_id} stopped while this job ran (attempt {job.attempts}); "
-            "no heartbeat since " + job.heartbeat_at.isoformat(timespec="seconds")  # type: ignore[union-attr]
+            f"the worker on {job.device_id} stopped while this {noun} ran (attempt {job.attempts}); "
+            "no heartbeat since " + job.heartbeat_at.isoformat(timespec="seconds")
         )
-        if job.attempts < settings.CALIBRATION_MAX_ATTEMPTS and not job.cancel_requested:
-            claimed = CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
-                status=CalibrationJob.QUEUED, sent_at=None, step=f"re-queued: {reason}", progress=0.0
+        running = model.objects.filter(pk=job.pk, status=model.RUNNING)  # type: ignore[attr-defined]
+        if job.attempts < max_attempts and not job.cancel_requested:
+            claimed = running.update(
+                status=model.QUEUED, sent_at=None, step=f"re-queued: {reason}", progress=0.0
             )
             if claimed:
                 job.refresh_from_db()
-                publish(job)
+                publish_job(job)
         else:
-            final = CalibrationJob.CANCELLED if job.cancel_requested else CalibrationJob.FAILED
-            claimed = CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
-                status=final, error=reason, finished_at=timezone.now()
-            )
+            final = model.CANCELLED if job.cancel_requested else model.FAILED
+            claimed = running.update(status=final, error=reason, finished_at=timezone.now())
         if claimed:
-            log.warning("reaped calibration %s: %s", job.pk, reason)
+            log.warning("reaped %s %s: %s", noun, job.pk, reason)
             reaped.append(job.pk)
     return reaped
 

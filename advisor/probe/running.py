@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 from typing import Any
 
 from django.db.models import F
@@ -16,6 +15,7 @@ from advisor.probe import services
 from advisor.probe.learning.child import run_in_child
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.models import ProbeJob
+from advisor.workers import reap_orphaned_jobs
 
 log = logging.getLogger(__name__)
 
@@ -134,25 +134,11 @@ def _finish(job: ProbeJob, watcher: _Watcher, outcome: dict[str, Any]) -> str:
 
 def reap_orphans(*, device_ids: list[str], stale_after: float) -> list[int]:
     """Probes left running by a worker that died: queued again once, else failed with the reason."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after)
-    reaped = []
-    for job in ProbeJob.objects.filter(
-        device_id__in=device_ids, status=ProbeJob.RUNNING, heartbeat_at__lt=cutoff
-    ).select_related("device"):
-        reason = f"the worker on {job.device_id} stopped while this probe ran (attempt {job.attempts})"
-        if job.attempts < MAX_ATTEMPTS and not job.cancel_requested:
-            claimed = ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.RUNNING).update(
-                status=ProbeJob.QUEUED, sent_at=None, step=f"re-queued: {reason}", progress=0.0
-            )
-            if claimed:
-                job.refresh_from_db()
-                services.publish(job)
-        else:
-            final = ProbeJob.CANCELLED if job.cancel_requested else ProbeJob.FAILED
-            claimed = ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.RUNNING).update(
-                status=final, error=reason, finished_at=timezone.now()
-            )
-        if claimed:
-            log.warning("reaped probe %s: %s", job.pk, reason)
-            reaped.append(job.pk)
-    return reaped
+    return reap_orphaned_jobs(
+        ProbeJob,
+        services.publish,
+        device_ids=device_ids,
+        stale_after=stale_after,
+        max_attempts=MAX_ATTEMPTS,
+        noun="probe",
+    )
