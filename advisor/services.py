@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from advisor import engine
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
 
 log = logging.getLogger(__name__)
 
@@ -195,26 +195,32 @@ def sweep_seconds_floor(
 
 
 def publish(job: CalibrationJob) -> bool:
-    """Hand the job to the broker on its device's queue. A job the broker did not take stays queued with
-    sent_at empty (an outbox) and is sent again by the next worker heartbeat.
+    """Hand the calibration to the broker on its device's queue (see send_job)."""
+    from advisor.tasks import run_calibration
+
+    return send_job(job, run_calibration)
+
+
+def send_job(job: DeviceJob, task: Any, **options: Any) -> bool:
+    """Send a device job's task to its device's queue and record it as sent. A job the broker did not take
+    stays queued with sent_at empty (an outbox) and is sent again by the next worker heartbeat.
 
     Fails fast: one connection attempt (bounded by broker_connection_timeout and, for Redis, the socket
     timeouts in settings), no publish retries. kombu's default would retry connecting for the whole
     connection timeout with 2 s pauses, and the API answers 503 while the client waits."""
     from advisor.celery import app
-    from advisor.tasks import run_calibration
 
     try:
         with app.producer_or_acquire() as producer:
             producer.connection.ensure_connection(max_retries=0)
-            result = run_calibration.apply_async(
-                args=[job.pk], queue=job.device.queue, retry=False, producer=producer
+            result = task.apply_async(
+                args=[job.pk], queue=job.device.queue, retry=False, producer=producer, **options
             )
     except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
-        log.warning("calibration %s not sent, broker unreachable: %s", job.pk, exc)
+        log.warning("%s %s not sent, broker unreachable: %s", type(job).__name__, job.pk, exc)
         return False
-    CalibrationJob.objects.filter(pk=job.pk).update(
-        sent_at=timezone.now(), options=_with_task_id(job, result.id)
+    type(job).objects.filter(pk=job.pk).update(  # type: ignore[attr-defined]
+        sent_at=timezone.now(), options={**job.options, "task_id": result.id}
     )
     return True
 
@@ -247,10 +253,6 @@ def idempotency_conflict(
     if asked == stored:
         return None
     return f"this Idempotency-Key was used for calibration {job.pk} with a different request"
-
-
-def _with_task_id(job: CalibrationJob, task_id: str) -> dict[str, Any]:
-    return {**job.options, "task_id": task_id}
 
 
 def cancel_calibration(*, job: CalibrationJob) -> CalibrationJob:

@@ -199,21 +199,7 @@ def publish(job: ProbeJob) -> bool:
     # Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
     # sized per job: the settings' defaults are the calibrations'.
     backstop = job.time_limit_seconds + STARTUP_LIMIT_S
-    try:
-        result = run_probe.apply_async(
-            args=[job.pk],
-            queue=job.device.queue,
-            retry=False,
-            soft_time_limit=backstop + 60,
-            time_limit=backstop + 120,
-        )
-    except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
-        log.warning("probe %s not sent, broker unreachable: %s", job.pk, exc)
-        return False
-    ProbeJob.objects.filter(pk=job.pk).update(
-        sent_at=timezone.now(), options={**job.options, "task_id": result.id}
-    )
-    return True
+    return core.send_job(job, run_probe, soft_time_limit=backstop + 60, time_limit=backstop + 120)
 
 
 def resend_unsent(*, queues: list[str]) -> int:
