@@ -10,7 +10,7 @@ export PORT
 PG_URL ?= postgres://postgres@127.0.0.1:5432/advisor
 REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint install install-test browser clean
+.PHONY: run test lint install install-test debs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,19 +31,23 @@ run: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py serve --port $(PORT)
 
-browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+# Debian packages the tests use: chromium (the browser tests) and wrk (the API benchmark's load generator).
+DEBS := chromium wrk
+
+debs:
+	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian's chromium for the browser tests"; \
-	    (apt-get install -y -q chromium >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null)); \
-	  else echo "chromium not found and cannot be installed here: browser tests will be skipped (CI fails)"; fi; }
+	    echo "installing Debian's$$missing for the tests"; \
+	    (apt-get install -y -q $$missing >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null)); \
+	  else echo "$$missing not found and cannot be installed here: their tests will be skipped (CI fails)"; fi; fi
 
 lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: install-test browser lint
+test: install-test debs lint
 	@# Each run starts from empty test folders: no stale broker messages, uploads or databases.
 	rm -rf var/test var/test-pg
 	ADVISOR_VAR_DIR=$(CURDIR)/var/test $(VENV)/bin/pytest

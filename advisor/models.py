@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import F
 from django.utils import timezone
 
+from advisor.jsonenc import FastEncoder
+
 
 class Device(models.Model):
     """A CPU or GPU a live worker offers. Rows outlive their worker: a stale heartbeat means offline."""
@@ -46,8 +48,8 @@ class Recommendation(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"
     )
-    spec = models.JSONField()  # the normalised TaskSpec
-    result = models.JSONField()  # engine.recommend()'s answer, without id
+    spec = models.JSONField(encoder=FastEncoder)  # the normalised TaskSpec
+    result = models.JSONField(encoder=FastEncoder)  # engine.recommend()'s answer, without id
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -68,9 +68,12 @@ TEMPLATES = [
     },
 ]
 
+# Connections are kept between requests (seconds; 0 opens one per request). Opening one costs more than a
+# whole POST /recommendations/: on SQLite, 0 halves the API's throughput (bench/README.md, "api").
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'advisor.sqlite3'}"), conn_max_age=60
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'advisor.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -85,7 +88,6 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     # A file, not memory, so that the worker processes an integration test starts see the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
@@ -111,13 +113,13 @@ WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "advisor.api.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only: the contract is JSON, and a form-encoded TaskSpec would reach the engine as strings.
     "DEFAULT_PARSER_CLASSES": ["advisor.api.policies.JSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["advisor.api.policies.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "advisor.api.policies.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 20, minimum=1),
