@@ -5,8 +5,6 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install -q -c requirements/constraints.txt
 PORT ?= 8000
 export PORT
-# Keeps PyTorch's large CPU blocks in the process instead of handing them back to the OS every step (see
-# bench/README.md); the calibration harness measures both set-ups itself, this only affects the test run.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/advisor
 REDIS_URL ?= redis://127.0.0.1:6379/15
 

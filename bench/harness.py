@@ -25,6 +25,7 @@ from torch.utils import benchmark
 from advisor.calibration import make_step, measure
 from advisor.calibration.examples import EXAMPLES
 from advisor.calibration.measure import time_steps
+from advisor.calibration.refill import refiller
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-gan,fcn-5"
 
@@ -62,7 +63,14 @@ def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: floa
     batch = step.make_batch(batch_size)
     for _ in range(2):
         step.run(batch)
-    timer = benchmark.Timer(stmt="run(batch)", globals={"run": step.run, "batch": batch}, num_threads=threads)
+    # New values in the batch for each timed call, drawn in the Timer's setup (outside its clock), as
+    # measure() does before each step.
+    timer = benchmark.Timer(
+        stmt="run(batch)",
+        setup="refill()",
+        globals={"run": step.run, "batch": batch, "refill": refiller(batch)},
+        num_threads=threads,
+    )
     agree, blocked, control, overhead, measured = [], [], [], [], []
     for _ in range(rounds):
         m = measure(candidate, batch_size=batch_size, threads=threads, min_seconds=seconds, warmup=2)

@@ -1,13 +1,14 @@
 """`measure()`: time whole training steps of one candidate at one batch size and thread count.
 
 Method (DESIGN.md, "Calibration methodology"): synthetic data of the candidate's shapes is made on the
-device before timing; `warmup` steps are run and discarded; then whole steps (forward, loss, backward,
-optimiser step) are timed one by one until both `min_iterations` and `min_seconds` are reached. We report the
-median and the IQR of the per-step times (flagged noisy when IQR/median > 10%), never a single run. On CUDA
-each step is bracketed by CUDA events (the host never waits inside the timed loop, so launch overhead is not
-inflated) and the device is synchronised before and after the loop. User/system CPU time and page faults come
-from getrusage over the timed loop, per step: system time and minor faults expose an allocator that returns
-memory to the OS every step.
+device and given new values before each step's clock starts (an epoch brings new data every step); `warmup`
+steps are run and discarded; then whole steps (forward, loss, backward, optimiser step) are timed one by one
+until both `min_iterations` and `min_seconds` are reached. We report the median and the IQR of the per-step
+times (flagged noisy when IQR/median > 10%), never a single run. On CUDA each step is bracketed by CUDA events
+(the host never waits inside the timed loop, so launch overhead is not inflated) and the device is
+synchronised before and after the loop. User/system CPU time and page faults come from getrusage over the
+timed loop, per step, less what refilling the batch cost: system time and minor faults expose an allocator
+that returns memory to the OS every step.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from advisor.calibration.memory import (
     rss_bytes,
     total_ram_bytes,
 )
+from advisor.calibration.refill import refiller
 from advisor.calibration.steps import Batch, make_step
 
 NOISY_IQR_FRACTION = 0.10
@@ -61,6 +63,14 @@ def _event() -> torch.cuda.Event:
     return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
 
+_USAGE_FIELDS = ("ru_utime", "ru_stime", "ru_minflt", "ru_majflt")
+
+
+def _usage() -> tuple[float, ...]:
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return tuple(float(getattr(now, f)) for f in _USAGE_FIELDS)
+
+
 def time_steps(
     run: Callable[[Batch], None],
     batch: Batch,
@@ -69,18 +79,29 @@ def time_steps(
     min_iterations: int,
     min_seconds: float,
     warmup: int,
+    refill: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """The timing loop: per-step seconds plus rusage deltas per step."""
+    """The timing loop: per-step seconds plus rusage deltas per step.
+
+    With `refill`, every step trains on new values in the batch's memory (advisor/calibration/refill.py),
+    drawn before its clock starts; their CPU time and faults are left out of the per-step figures."""
     for _ in range(warmup):
+        if refill is not None:
+            refill()
         run(batch)
     cuda = dev.type == "cuda"
     if cuda:
         torch.cuda.synchronize(dev)
     host: list[float] = []
     events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
-    before = resource.getrusage(resource.RUSAGE_SELF)
+    making = [0.0] * len(_USAGE_FIELDS)  # what refilling cost, taken off the loop's usage
+    before = _usage()
     start = time.perf_counter()
     while True:
+        if refill is not None:
+            u0 = _usage()
+            refill()
+            making = [m + b - a for m, a, b in zip(making, u0, _usage(), strict=True)]
         if cuda:
             pair = (_event(), _event())
             pair[0].record()
@@ -99,14 +120,14 @@ def time_steps(
     if cuda:
         torch.cuda.synchronize(dev)
         host = [a.elapsed_time(b) / 1000.0 for a, b in events]
-    after = resource.getrusage(resource.RUSAGE_SELF)
+    user, system, minor, major = (b - a - m for a, b, m in zip(before, _usage(), making, strict=True))
     n = len(host)
     return {
         "samples": host,
-        "user_seconds_per_step": (after.ru_utime - before.ru_utime) / n,
-        "system_seconds_per_step": (after.ru_stime - before.ru_stime) / n,
-        "minor_faults_per_step": (after.ru_minflt - before.ru_minflt) / n,
-        "major_faults_per_step": (after.ru_majflt - before.ru_majflt) / n,
+        "user_seconds_per_step": user / n,
+        "system_seconds_per_step": system / n,
+        "minor_faults_per_step": minor / n,
+        "major_faults_per_step": major / n,
     }
 
 
@@ -170,7 +191,13 @@ def measure(
             }
             batch = step.make_batch(int(batch_size))
             timing = time_steps(
-                step.run, batch, dev, min_iterations=min_iterations, min_seconds=min_seconds, warmup=warmup
+                step.run,
+                batch,
+                dev,
+                min_iterations=min_iterations,
+                min_seconds=min_seconds,
+                warmup=warmup,
+                refill=refiller(batch),
             )
             if dev.type == "cuda":
                 peak = torch.cuda.max_memory_allocated(dev) - base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 from advisor.calibration import measure
@@ -21,17 +22,16 @@ def test_it_trains_every_batch_of_the_epoch() -> None:
 
 
 def test_it_predicts_one_epoch_within_10_percent() -> None:
-    """Prediction ((measure()'s mean step + gathering a batch) x batches) against one real epoch over an
+    """Prediction ((measure()'s mean step + gathering a batch) x batches) against real epochs over an
     in-memory data set.
 
-    As in the agreement test, rounds alternate, and each round repeats both timings as a control (a second
-    prediction against the first, a second epoch against the first). The tolerance is 10%, widened to twice
-    the controls' interquartile spread when the shared machine cannot resolve 10% right now. Forgetting the
-    partial batch, timing the wrong step, or a step unlike real training exceeds it; a burst of load does
-    not."""
+    This machine's speed drifts by a quarter within seconds (bench/README.md), so each epoch is compared with
+    the mean of the predictions made just before and just after it, which cancels a steady drift. The
+    tolerance is 10%, widened to the interquartile spread of successive predictions against each other when
+    the machine cannot resolve 10% right now, but never past 25%: timing the wrong step (forward only, one
+    network of two) or counting batches wrongly still fails."""
     cand = C.cnn()
-    batch, examples = 32, 32 * 60 - 16
-    errors, control = [], []
+    batch, examples = 32, 32 * 120 - 16
 
     def predict() -> float:
         m = measure(cand, batch_size=batch, threads=1, min_seconds=0.2, warmup=2)
@@ -41,9 +41,11 @@ def test_it_predicts_one_epoch_within_10_percent() -> None:
     def epoch() -> float:
         return float(train_one_epoch(cand, examples=examples, batch_size=batch, threads=1)["seconds"])
 
-    for _ in range(5):
-        predicted, actual = predict(), epoch()
-        errors.append(predicted / actual - 1.0)
-        control += [predict() / predicted - 1.0, epoch() / actual - 1.0]
+    predictions, errors = [predict()], []
+    for _ in range(7):
+        actual = epoch()
+        predictions.append(predict())
+        errors.append((predictions[-2] + predictions[-1]) / 2 / actual - 1.0)
+    control = [b / a - 1.0 for a, b in itertools.pairwise(predictions)]
     q1, _, q3 = statistics.quantiles(control, n=4)
-    assert abs(statistics.median(errors)) < max(0.10, 2 * (q3 - q1)), (errors, control)
+    assert abs(statistics.median(errors)) < min(0.25, max(0.10, q3 - q1)), (errors, control)
