@@ -25,7 +25,6 @@ from torch.utils import benchmark
 from advisor.calibration import make_step, measure
 from advisor.calibration.examples import EXAMPLES
 from advisor.calibration.measure import time_steps
-from advisor.calibration.refill import refiller
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-gan,fcn-5"
 
@@ -67,8 +66,8 @@ def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: floa
     # measure() does before each step.
     timer = benchmark.Timer(
         stmt="run(batch)",
-        setup="refill()",
-        globals={"run": step.run, "batch": batch, "refill": refiller(batch)},
+        setup="refill(batch)",
+        globals={"run": step.run, "batch": batch, "refill": step.refill},
         num_threads=threads,
     )
     agree, blocked, control, overhead, measured = [], [], [], [], []

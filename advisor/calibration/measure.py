@@ -30,7 +30,6 @@ from advisor.calibration.memory import (
     rss_bytes,
     total_ram_bytes,
 )
-from advisor.calibration.refill import refiller
 from advisor.calibration.steps import Batch, make_step
 
 NOISY_IQR_FRACTION = 0.10
@@ -83,7 +82,7 @@ def time_steps(
 ) -> dict[str, Any]:
     """The timing loop: per-step seconds plus rusage deltas per step.
 
-    With `refill`, every step trains on new values in the batch's memory (advisor/calibration/refill.py),
+    With `refill`, every step trains on new values in the batch's memory (steps.Draw),
     drawn before its clock starts; their CPU time and faults are left out of the per-step figures."""
     for _ in range(warmup):
         if refill is not None:
@@ -197,7 +196,7 @@ def measure(
                 min_iterations=min_iterations,
                 min_seconds=min_seconds,
                 warmup=warmup,
-                refill=refiller(batch),
+                refill=lambda: step.refill(batch),
             )
             if dev.type == "cuda":
                 peak = torch.cuda.max_memory_allocated(dev) - base

@@ -15,6 +15,7 @@ two forward passes: gradients with respect to inputs and to weights):
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,18 +40,61 @@ _OPTIMIZERS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Draw:
+    """How one tensor of a synthetic batch, [batch, *shape], is drawn; the same draw redraws it in place.
+
+    measure() redraws its batch before every timed step: on one repeated batch, data-dependent kernels (ReLU,
+    max-pooling, the loss) learn the pattern and a small CNN's step ran 3-9% fast (bench/README.md,
+    "harness"). In place, because allocating a new batch per step changes the page faults and peak memory
+    that measure() reports."""
+
+    kind: str  # "unit": uniform [0, 1), valid for every loss; "ids": integers below `high`; "coins"; "normal"
+    shape: tuple[int, ...]
+    device: torch.device
+    high: int = 0
+
+    def new(self, batch: int) -> torch.Tensor:
+        size = (batch, *self.shape)
+        if self.kind == "ids":
+            return torch.randint(self.high, size, device=self.device)
+        if self.kind == "coins":
+            return torch.randint(0, 2, size, device=self.device).float()
+        if self.kind == "normal":
+            return torch.randn(size, device=self.device)
+        return torch.rand(size, device=self.device)
+
+    def again(self, t: torch.Tensor) -> None:
+        if self.kind == "ids":
+            t.random_(0, self.high)
+        elif self.kind == "coins":
+            t.bernoulli_(0.5)
+        elif self.kind == "normal":
+            t.normal_()
+        else:
+            t.uniform_(0.0, 1.0)
+
+
 @dataclass
 class TrainingStep:
-    """A ready training step: `run(batch)` does one whole update; `make_batch(b)` makes synthetic data."""
+    """A ready training step: `run(batch)` does one whole update; `make_batch(b)` makes synthetic data and
+    `refill(batch)` draws new values into it."""
 
     family: str
     nets: dict[str, nn.Module]
     run: Callable[[Batch], None]
-    make_batch: Callable[[int], Batch]
+    draws: tuple[Draw, ...]  # the batch's tensors, in order
     forward_flops: dict[str, int]  # per network, per example
     step_flops_per_example: int
     step_formula: str
     notes: list[str] = field(default_factory=list)
+
+    def make_batch(self, b: int) -> Batch:
+        return tuple(d.new(b) for d in self.draws)
+
+    def refill(self, batch: Batch) -> None:
+        for d, t in zip(self.draws, batch, strict=True):
+            d.again(t)
 
 
 def _backward(loss: torch.Tensor) -> None:
@@ -92,15 +136,14 @@ def _last_is_sigmoid(layers: Sequence[Mapping[str, Any]]) -> bool:
     return bool(layers) and layers[-1]["kind"] == "Sigmoid"
 
 
-def _inputs(io: Mapping[str, Any], batch: int, device: torch.device) -> torch.Tensor:
-    shape = [batch, *(int(s) for s in io["input_shape"])]
+def _input_draw(io: Mapping[str, Any], device: torch.device, *, flat: bool = False) -> Draw:
+    """The network's input; `flat` for RBMs, which see an image as one vector."""
+    shape = tuple(int(s) for s in io["input_shape"])
+    if flat:
+        shape = (math.prod(shape),)
     if io.get("input_dtype") == "int64" or io.get("vocab_size"):
-        return torch.randint(int(io["vocab_size"]), shape, device=device)
-    return torch.rand(shape, device=device)  # [0, 1): valid for every loss, BCE targets included
-
-
-def _flat_for_rbm(x: torch.Tensor) -> torch.Tensor:
-    return x.reshape(x.shape[0], -1) if x.dim() > 2 else x
+        return Draw("ids", shape, device, int(io["vocab_size"]))
+    return Draw("unit", shape, device)
 
 
 def _reconstruction_loss(
@@ -162,19 +205,16 @@ def _backprop_step(
     default_loss = {"class": "cross_entropy", "class_per_step": "cross_entropy"}.get(target, "mse")
     loss_name = str(training.get("loss") or default_loss)
     sigmoid_out = _last_is_sigmoid(candidate["networks"]["model"])
-    flops, out_shape = probe(model, _inputs(io, 2, dev))
+    x = _input_draw(io, dev)
+    flops, out_shape = probe(model, x.new(2))
     opt = _optimizer(model.parameters(), training)
-
-    def make_batch(b: int) -> Batch:
-        x = _inputs(io, b, dev)
-        if target == "input":
-            return (x,)
-        if loss_name == "cross_entropy":
-            steps = [int(io["input_shape"][0])] if target == "class_per_step" else []
-            return x, torch.randint(int(io.get("outputs") or out_shape[-1]), [b, *steps], device=dev)
-        if loss_name == "bce":
-            return x, torch.randint(0, 2, [b, *out_shape], device=dev).float()
-        return x, torch.randn([b, *out_shape], device=dev)
+    if target == "input":
+        draws: tuple[Draw, ...] = (x,)
+    elif loss_name == "cross_entropy":
+        steps = (int(io["input_shape"][0]),) if target == "class_per_step" else ()
+        draws = (x, Draw("ids", steps, dev, int(io.get("outputs") or out_shape[-1])))
+    else:
+        draws = (x, Draw("coins" if loss_name == "bce" else "normal", tuple(out_shape), dev))
 
     def run(batch: Batch) -> None:
         x = batch[0]
@@ -189,9 +229,7 @@ def _backprop_step(
         _backward(loss)
         opt.step()
 
-    return TrainingStep(
-        family, nets, run, make_batch, {"model": flops}, 3 * flops, "3 F (forward + backward)"
-    )
+    return TrainingStep(family, nets, run, draws, {"model": flops}, 3 * flops, "3 F (forward + backward)")
 
 
 def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
@@ -199,11 +237,9 @@ def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
     gen, disc = nets["generator"], nets["discriminator"]
     latent = int(io["latent_size"])
     g_flops, _ = probe(gen, torch.randn(2, latent, device=dev))
-    d_flops, _ = probe(disc, _inputs(io, 2, dev))
+    images = _input_draw(io, dev)
+    d_flops, _ = probe(disc, images.new(2))
     opt_g, opt_d = _optimizer(gen.parameters(), training), _optimizer(disc.parameters(), training)
-
-    def make_batch(b: int) -> Batch:
-        return (_inputs(io, b, dev),)
 
     def run(batch: Batch) -> None:
         real = batch[0]
@@ -227,7 +263,7 @@ def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         "gan",
         nets,
         run,
-        make_batch,
+        (images,),
         {"generator": g_flops, "discriminator": d_flops},
         3 * g_flops + 9 * d_flops,
         "3 G + 9 D (discriminator step on real and fake, then generator step through D)",
@@ -238,14 +274,12 @@ def _vae_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
     io, training = candidate["io"], candidate.get("training") or {}
     enc, dec = nets["encoder"], nets["decoder"]
     latent = int(io["latent_size"])
-    e_flops, _ = probe(enc, _inputs(io, 2, dev))
+    x = _input_draw(io, dev)
+    e_flops, _ = probe(enc, x.new(2))
     d_flops, _ = probe(dec, torch.randn(2, latent, device=dev))
     sigmoid_out = _last_is_sigmoid(candidate["networks"]["decoder"])
     rec_name = "bce" if sigmoid_out else "mse"
     opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
-
-    def make_batch(b: int) -> Batch:
-        return (_inputs(io, b, dev),)
 
     def run(batch: Batch) -> None:
         x = batch[0]
@@ -264,7 +298,7 @@ def _vae_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         "vae",
         nets,
         run,
-        make_batch,
+        (x,),
         {"encoder": e_flops, "decoder": d_flops},
         3 * (e_flops + d_flops),
         "3 (E + D) (reparameterised ELBO, forward + backward)",
@@ -275,11 +309,9 @@ def _rbm_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
     io, training = candidate["io"], candidate.get("training") or {}
     model = nets["model"]
     rbms = _rbms(model)
-    flops, _ = probe(model, _flat_for_rbm(_inputs(io, 2, dev)))
+    v = _input_draw(io, dev, flat=True)
+    flops, _ = probe(model, v.new(2))
     opt = _optimizer(model.parameters(), training)
-
-    def make_batch(b: int) -> Batch:
-        return (_flat_for_rbm(_inputs(io, b, dev)),)
 
     def run(batch: Batch) -> None:
         x = batch[0]
@@ -288,22 +320,20 @@ def _rbm_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
             x = cd1_gradients(rbm, x)
         opt.step()
 
-    return TrainingStep("rbm", nets, run, make_batch, {"model": flops}, 5 * flops, "5 F (CD-1)")
+    return TrainingStep("rbm", nets, run, (v,), {"model": flops}, 5 * flops, "5 F (CD-1)")
 
 
 def _dbn_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
     stack, classifier = nets["rbm"], nets["classifier"]
     rbms = _rbms(stack)
-    x2 = _flat_for_rbm(_inputs(io, 2, dev))
+    visible = _input_draw(io, dev, flat=True)
+    x2 = visible.new(2)
     r_flops, _ = probe(stack, x2)
     c_flops, out_shape = probe(classifier, stack(x2).detach())
     pretrain = _optimizer(stack.parameters(), training)
     finetune = _optimizer(iter([*stack.parameters(), *classifier.parameters()]), training)
-    outputs = int(io.get("outputs") or out_shape[-1])
-
-    def make_batch(b: int) -> Batch:
-        return _flat_for_rbm(_inputs(io, b, dev)), torch.randint(outputs, [b], device=dev)
+    labels = Draw("ids", (), dev, int(io.get("outputs") or out_shape[-1]))
 
     def run(batch: Batch) -> None:
         v, y = batch
@@ -321,7 +351,7 @@ def _dbn_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         "dbn",
         nets,
         run,
-        make_batch,
+        (visible, labels),
         {"rbm": r_flops, "classifier": c_flops},
         8 * r_flops + 3 * c_flops,
         "8 R + 3 C (CD-1 on every RBM, then one fine-tuning step)",

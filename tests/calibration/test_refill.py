@@ -1,5 +1,6 @@
 """measure() trains every timed step on new values in the same batch memory: each tensor redrawn as
-make_batch drew it, in place (no allocation, so faults and peak memory are what a one-batch loop costs)."""
+make_batch drew it (steps.Draw), in place (no allocation, so faults and peak memory are what a one-batch loop
+costs)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from advisor.calibration.refill import refiller
-from advisor.calibration.steps import make_step
+from advisor.calibration.steps import Draw, make_step
 from tests.calibration import candidates as C
 
 FAMILIES: list[tuple[str, Callable[[], dict[str, Any]]]] = [
@@ -41,7 +41,7 @@ def test_it_redraws_each_tensor_in_place_as_make_batch_drew_it(name: str, candid
     batch = step.make_batch(64)
     before = [t.clone() for t in batch]
     pointers = [t.data_ptr() for t in batch]
-    refiller(batch)()
+    step.refill(batch)
     for old, new, pointer in zip(before, batch, pointers, strict=True):
         assert new.data_ptr() == pointer and new.shape == old.shape and new.dtype == old.dtype
         assert not torch.equal(new, old)
@@ -52,8 +52,10 @@ def test_it_redraws_each_tensor_in_place_as_make_batch_drew_it(name: str, candid
 
 
 def test_it_keeps_regression_targets_normal() -> None:
+    cpu = torch.device("cpu")
     batch = (torch.rand(256, 4), torch.randn(256, 3))
-    refiller(batch)()
+    for draw, t in zip((Draw("unit", (4,), cpu), Draw("normal", (3,), cpu)), batch, strict=True):
+        draw.again(t)
     assert float(batch[0].min()) >= 0 and float(batch[0].max()) < 1
     assert float(batch[1].min()) < 0 < float(batch[1].max())
     assert abs(float(batch[1].mean())) < 0.2 and 0.8 < float(batch[1].std()) < 1.2
