@@ -20,6 +20,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -127,19 +128,10 @@ def report(
     trials: list[tuple[Trial, dict[str, float]]], args: argparse.Namespace, client: str, database: str
 ) -> dict[str, Any]:
     """The figures: every trial, and the median trial (by p95), which decides the target."""
-    rows: list[dict[str, Any]] = []
-    for trial, machine in trials:
-        rows.append(
-            {
-                "requests": trial.requests,
-                "seconds": trial.seconds,
-                "requests_per_second": trial.requests_per_second,
-                "statuses": trial.statuses,
-                "connection_errors": trial.connection_errors,
-                "latency_ms": trial.latency_ms,
-                **machine,
-            }
-        )
+    rows = [
+        {**asdict(trial), "requests_per_second": trial.requests_per_second, **machine}
+        for trial, machine in trials
+    ]
     answered = sorted((r for r in rows if r["latency_ms"]), key=lambda r: float(r["latency_ms"]["p95"]))
     middle = answered[(len(answered) - 1) // 2] if answered else None
     return {
