@@ -79,9 +79,8 @@ class _Sweep:
         self.done = int(payload.get("progress_base", 0))
         self.total = self.done + total
         self.last_duration, self.last_batch = 0.0, 0
-        self.took: dict[
-            int, tuple[int, float]
-        ] = {}  # threads -> (batch, seconds) of its latest configuration
+        # threads -> (batch, seconds) of that thread count's latest configuration
+        self.took: dict[int, tuple[int, float]] = {}
         self.last_ok_batch: int | None = None
 
     def out_of_time(self, batch: int, threads: int) -> bool:
