@@ -150,7 +150,7 @@ def measure(
     warmup: int = 2,
     memory_limit_bytes: int | None = None,
 ) -> dict[str, Any]:
-    """One measured configuration (contract: /work/shared/contract/README.md, Python entry points).
+    """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Out of memory is a result (status "oom"), not an exception. `memory_limit_bytes` only names the capacity
     in that message; the cap itself is enforced by the job's child process (runner.py).

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,6 +19,7 @@ from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
 from advisor.probe.plot import probe_charts
+from advisor.web.auth import login_required
 
 
 def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
@@ -123,8 +123,9 @@ def probe(request: HttpRequest, pk: int) -> HttpResponse:
         "charts": probe_charts(job.results, target),
         "target": target,
     }
-    if request.htmx:
+    if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "probe/probe.html#status", context)
+        # 286 tells htmx to stop polling: the job will not change any more.
         return HttpResponseStopPolling(response.content) if job.finished else response
     return render(request, "probe/probe.html", context)
 
