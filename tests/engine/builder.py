@@ -1,4 +1,4 @@
-"""The tests' own torch builder for engine layer lists (docs/CANDIDATE.md), including the engine's added kinds."""
+"""The tests' own torch builder for engine layer lists (docs/CANDIDATE.md), with the engine's added kinds."""
 
 from __future__ import annotations
 
