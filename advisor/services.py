@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from advisor import engine
@@ -38,7 +38,7 @@ CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
 # --- recommendations ---------------------------------------------------------------------------------------
 
 
-def advise(*, owner: AbstractBaseUser, spec: dict[str, Any]) -> Recommendation:
+def advise(*, owner: User, spec: dict[str, Any]) -> Recommendation:
     """Validate the spec through the engine and store its answer. Raises engine.SpecError on bad input."""
     result = engine.recommend(spec)
     return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
@@ -67,7 +67,7 @@ def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
     jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
         "finished_at"
     )
-    return {job.candidate: {**job.estimate, "calibration": job.pk} for job in jobs}
+    return {job.candidate: {**(job.estimate or {}), "calibration": job.pk} for job in jobs}
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
 
 def submit_calibration(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     recommendation: Recommendation,
     candidate: int,
     device: Device,

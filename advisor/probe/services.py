@@ -7,7 +7,7 @@ import logging
 import uuid
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
@@ -50,8 +50,8 @@ PROBES: JobKind[ProbeJob] = JobKind(
 
 def create_sample(
     *,
-    owner: AbstractBaseUser,
-    upload: UploadedFile | None = None,
+    owner: User,
+    upload: UploadedFile[bytes] | None = None,
     demo: str = "",
     name: str = "",
     label_column: str = "",
@@ -138,7 +138,7 @@ def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
 
 def submit_probe(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     recommendation: Recommendation,
     sample: DataSample,
     device: Device,
