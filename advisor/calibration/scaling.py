@@ -8,7 +8,7 @@ times the smallest world's per-rank throughput.
 
 A rank that fails sends its reason; one that dies sends nothing and is found by its exit code. Either ends the
 whole world at once: every other rank is terminated, then killed (runner.py's grace period), and the job is
-failed with the first reason. Ranks also die with the process that spawned them (orphans.die_with_parent), and
+failed with the first reason. Ranks also die with the process that spawned them (die_with_parent), and
 a collective waits at most `collective_timeout_s` for a peer, so a rank on another host whose peer vanished
 fails by itself too.
 """
@@ -28,9 +28,9 @@ from typing import Any
 
 from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
-from advisor.calibration.orphans import die_with_parent
-from advisor.calibration.runner import _ENV_LOCK, POLL_S, _describe_exit, _stop
+from advisor.calibration.parent_death import die_with_parent
 from advisor.calibration.steps import family_of
+from advisor.calibration.supervisor import _ENV_LOCK, POLL_S, describe_exit, stop
 
 Event = dict[str, Any]
 UNSUPPORTED_FAMILIES = ("rbm", "dbn")  # CD-1 sets gradients by hand, outside DDP's autograd hooks
@@ -220,7 +220,7 @@ def run_ranks(
                         done[int(late["rank"])] = late
                     continue
                 except queue.Empty:
-                    return "failed", f"rank {rank} died with {_describe_exit(proc.exitcode)}", []
+                    return "failed", f"rank {rank} died with {describe_exit(proc.exitcode)}", []
             if should_cancel():
                 return "cancelled", "cancelled on request", []
             if time.monotonic() >= deadline:
@@ -228,7 +228,7 @@ def run_ranks(
         return "succeeded", None, [done[r] for r in sorted(done)]
     finally:
         for _, proc in procs:
-            _stop(proc, finished=len(done) == len(procs))
+            stop(proc, finished=len(done) == len(procs))
         events.close()
         events.cancel_join_thread()
 
