@@ -148,4 +148,4 @@ class GpuSerializer(serializers.Serializer[dict[str, Any]]):
     fp32_tflops = serializers.FloatField()
     fp16_tflops = serializers.FloatField()
     memory_bandwidth_gbps = serializers.FloatField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the catalog's field, not Field.source

@@ -59,7 +59,7 @@ def line_plot(
     def sy(y: float) -> float:
         return round(TOP + plot_h * (1 - y / top), 1)
 
-    drawn = []
+    drawn: list[dict[str, Any]] = []
     for i, (name, pts) in enumerate(series):
         ordered = sorted(pts)
         drawn.append(
