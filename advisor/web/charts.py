@@ -164,7 +164,7 @@ def line_chart(
         )
     else:
         ticks = xs if len(xs) <= 8 else axis(xs[0], xs[-1], count=6)
-    chart["xticks"] = [{"x": sx(x), "label": x_format(x)} for x in ticks]
+    chart["xticks"] = [{"x": sx(x), "label": x_format(x)} for x in _apart(ticks, fx, (hi - lo) * 0.09)]
     chart["yticks"] = [{"y": sy(v), "label": label(v)} for v in yticks]
     words = [d["label"] for s in chart["series"] for d in s["dots"]]
     if target is not None:
@@ -176,6 +176,20 @@ def line_chart(
         words.append(text)
     chart.update(kind="line", description=f"{title}. " + "; ".join(words), legend=_legend(chart, band_label))
     return chart
+
+
+def _apart(ticks: Sequence[float], fx: Callable[[float], float], gap: float) -> list[float]:
+    """The ticks whose labels do not overlap: the ends always, an inner tick only with room on both sides."""
+    kept = [ticks[0]]
+    for i, t in enumerate(ticks[1:], 1):
+        last = i == len(ticks) - 1
+        if fx(t) - fx(kept[-1]) >= gap and (last or fx(ticks[-1]) - fx(t) >= gap):
+            kept.append(t)
+        elif last and len(kept) > 1:
+            kept[-1] = t  # the end replaces the inner tick it would overlap
+        elif last:
+            kept.append(t)
+    return kept
 
 
 def _legend(chart: dict[str, Any], band_label: str) -> list[dict[str, str]]:
