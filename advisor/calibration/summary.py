@@ -134,8 +134,8 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int) -> dict[str, An
     else:
         text = (
             f"The measurement disagrees with rule {THREADS_RULE} (threads = physical cores = {cores}, "
-            f"{THREADS_SOURCE}): {measured}, {margin:.0%} faster with {best['threads']} threads. "
-            f"Use {best['threads']} threads for this network on this machine."
+            f"{THREADS_SOURCE}): {measured}, {margin:.0%} faster with {threads_text(best['threads'])}. "
+            f"Use {threads_text(best['threads'])} for this network on this machine."
         )
     return {
         "rule": THREADS_RULE,

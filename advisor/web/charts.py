@@ -18,6 +18,7 @@ from advisor.web.present import duration, si
 W, H = 460, 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
 CLASSES = ("s0", "s1", "s2", "s3")
+MAX_MARKED = 30
 Format = Callable[[float], str]
 
 
@@ -122,7 +123,10 @@ def line_chart(
     def fx(x: float) -> float:
         return math.log(max(x, 1e-12), base) if log_x else x
 
-    lo, hi = fx(xs[0]), fx(xs[-1])
+    # Few x values are ticked where they are; many get round ticks, and the axis spans those ticks.
+    round_x = not log_x and len(xs) > 8
+    xticks = axis(xs[0], xs[-1], count=6) if round_x else xs
+    lo, hi = fx(xticks[0]), fx(xticks[-1])
     if hi - lo < 1e-12:
         lo, hi = lo - 1, hi + 1
     yticks = axis(
@@ -154,6 +158,8 @@ def line_chart(
                     {"cx": sx(x), "cy": sy(y), "label": f"{s['name']}: {x_format(x)} → {value_text(y)}"}
                     for x, y in ordered
                 ],
+                # A dot per point while they stand apart; a long line (hundreds of epochs) is the line alone.
+                "marked": s.get("kind", "line") == "dots" or len(ordered) <= MAX_MARKED,
             }
         )
     if log_x:
@@ -163,7 +169,7 @@ def line_chart(
             else sorted({xs[0], *(10.0**e for e in range(math.ceil(lo), math.floor(hi) + 1)), xs[-1]})
         )
     else:
-        ticks = xs if len(xs) <= 8 else axis(xs[0], xs[-1], count=6)
+        ticks = xticks
     chart["xticks"] = [{"x": sx(x), "label": x_format(x)} for x in _apart(ticks, fx, (hi - lo) * 0.09)]
     chart["yticks"] = [{"y": sy(v), "label": label(v)} for v in yticks]
     words = [d["label"] for s in chart["series"] for d in s["dots"]]
@@ -223,6 +229,7 @@ def bar_chart(
                 "h": round(h, 1),
                 "cx": round(x + width / 2, 1),
                 "label": name,
+                "lines": name.split(" "),
                 "value": y_format(value),
             }
         )
@@ -255,13 +262,20 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for a in allocators
         ]
 
-    by_threads = any(r["threads"] for r in ok)  # CPU sweeps; a GPU's rows have no thread count
+    # Threads are compared at the batch size measured with the most thread counts (a doubling sweep stops
+    # timing slow thread counts at larger batches), the fastest one's batch when there is a tie.
+    counts = {
+        b: len({r["threads"] for r in ok if r["batch_size"] == b}) for b in {r["batch_size"] for r in ok}
+    }
+    widest = max(counts.values())
+    at = min((b for b, n in counts.items() if n == widest), key=lambda b: abs(b - fastest["batch_size"]))
+    by_threads = widest > 1 and any(r["threads"] for r in ok)  # a GPU's rows have no thread count
     charts = [
         line_chart(
-            title=f"Time per batch vs threads (batch {fastest['batch_size']})",
+            title=f"Time per batch vs threads (batch {at})",
             xlabel="threads",
             ylabel="time per batch",
-            series=by_allocator(lambda r: r["batch_size"] == fastest["batch_size"], "threads"),
+            series=by_allocator(lambda r: r["batch_size"] == at, "threads"),
             y_format=duration,
         )
         if by_threads
@@ -290,7 +304,7 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _bar_label(row: dict[str, Any]) -> str:
-    """'b64 t2' (batch, threads); '*' marks the tuned allocator."""
+    """'b64 t2' (batch, threads; drawn on two lines); '*' marks the tuned allocator."""
     threads = f" t{row['threads']}" if row["threads"] else ""
     return f"b{row['batch_size']}{threads}" + ("" if row["allocator"] == "default" else "*")
 
