@@ -168,8 +168,10 @@ def check_calibration_limits(
         runs = len(threads) if threads else (max_threads if device.kind == "cpu" else 1)
         floor = sweep_seconds_floor(recommendation.result, candidate, batch_sizes=batch_sizes, runs=runs)
         if floor > time_limit_seconds:
+            configurations = len(batch_sizes) * runs
             errors["time_limit_seconds"] = [
-                f"{len(batch_sizes) * runs} configurations need at least {floor:.0f} s, more than the "
+                f"measuring {configurations} configuration{'' if configurations == 1 else 's'} "
+                f"takes at least {floor:.0f} s, more than the "
                 f"limit of {time_limit_seconds} s: measure fewer batch sizes or thread counts, or allow "
                 "more time"
             ]

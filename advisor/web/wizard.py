@@ -15,7 +15,13 @@ from advisor import engine, queries, services
 from advisor.accounts import signed_in
 from advisor.models import Device
 from advisor.web.auth import HtmxHttpRequest, login_required
-from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
+from advisor.web.examples import (
+    DEFAULT_EXAMPLE,
+    EXAMPLES,
+    default_spec,
+    hardware_from_device,
+    reshape_for_task,
+)
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.present import TIMES, candidate_view, diagrams
 
@@ -31,6 +37,8 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         example = request.GET.get("example", DEFAULT_EXAMPLE)
         spec = default_spec(devices, example)
+        # "Your hardware stays": a new task starts on the hardware of the user's last one.
+        spec["hardware"] = queries.latest_hardware(request.user) or spec["hardware"]
         form = SpecForm(initial=initial_from_spec(spec))
         step = request.GET.get("step", "task")
         return _render(request, form, step if step in STEP_NAMES else "task", {}, devices, spec)
@@ -44,7 +52,9 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
         chosen = initial_from_spec({**EXAMPLES[str(data["example"])]["spec"], "hardware": {}})
         for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
             data[name] = str(chosen.get(name, ""))
+        data["shaped_for"] = str(chosen.get("task", ""))
         go = "task"
+    reshape_for_task(data)
     cpu = CATALOG_CPUS.get(data.get("use_cpu", ""))
     if cpu is not None:
         data["cpu_cores"], data["cpu_threads"] = str(cpu["cores"]), str(cpu["threads"])
@@ -82,7 +92,9 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 def wizard_check(request: HttpRequest) -> HttpResponse:
     """htmx: the engine's errors for the fields of the shown step (out of band) and the live preview."""
-    form = SpecForm(request.POST)
+    data = request.POST.copy()
+    reshape_for_task(data)  # the preview sees the shape the next step will show
+    form = SpecForm(data)
     errors = form.spec_errors()
     asked = request.POST.get("step") or ""
     step = asked if asked in STEP_NAMES else "task"
@@ -149,6 +161,13 @@ def _context(
         "catalog_cpus": list(CATALOG_CPUS.values()),
         "preview": _preview(spec) if spec is not None else None,
         "preview_blocked": bool(errors),
+        # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
+        "error_steps": [
+            f"{label} (step {i + 1})"
+            for i, (n, label, fields) in enumerate(STEPS)
+            if any(f in errors for f in fields)
+        ],
+        "shaped_for": form["task"].value() or "",
     }
 
 
