@@ -193,9 +193,10 @@ def test_it_keeps_the_wizard_consistent(page: Any, user: Any) -> None:
     page.wait_for_selector("button[value=data]:not(.has-errors)")  # item 5: the tab turns back
     held: list[Any] = []  # item 11: a live check still unanswered when the step changes
     page.route("**/wizard/check/", lambda route: held.append(route))
-    page.fill("#id_examples", "5000")
-    page.wait_for_timeout(700)  # past the check's 350 ms debounce: it is sent, and held here
-    assert held
+    with page.expect_request("**/wizard/check/"):  # sent after its 350 ms debounce, and held here
+        page.fill("#id_examples", "5000")
+    while not held:
+        page.wait_for_timeout(50)
     next_step(page, "hardware")
     page.unroute("**/wizard/check/")
     for route in held:
