@@ -227,6 +227,10 @@ def test_it_welcomes_a_new_user_and_links_the_api_docs_back(page: Any, live_serv
     page.goto("/api/v1/docs/")
     page.wait_for_selector("a:has-text('Back to the app')")  # item 11
     page.screenshot(path=str(SHOTS / "17-11-swagger.png"), full_page=True)  # Swagger UI's own colours
+    redoc = page.request.get(f"{live_server.url}/api/v1/redoc/").text()
+    assert (
+        "redoc.standalone.js" in redoc and "fonts.googleapis" not in redoc
+    )  # local files only: no blocked fonts
     answer = page.request.get(f"{live_server.url}/favicon.ico")
     assert answer.ok and "svg" in answer.headers["content-type"]  # item 11: no 404
     page.context.clear_cookies()
