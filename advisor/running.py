@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 
 from advisor import engine, jobs
+from advisor.contract import Estimate
 from advisor.models import CalibrationJob, Measurement
 from advisor.services import CALIBRATIONS
 
@@ -87,7 +88,7 @@ def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
     )
 
 
-def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
+def measured_estimate(job: CalibrationJob) -> Estimate | None:
     """Time to train at the set-up the user will train with: the candidate's own batch size (else the measured
     one nearest to it), at whichever thread count and allocator ran it fastest. The fastest configuration per
     example overall is in the job's summary; it may use a batch the training set-up did not choose."""
@@ -97,18 +98,19 @@ def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
     planned = int(job.recommendation.result["candidates"][job.candidate]["training"]["batch_size"])
     nearest = min({m.batch_size for m in ok}, key=lambda b: (abs(math.log(b / planned)), b))
     best = min((m for m in ok if m.batch_size == nearest), key=lambda m: float(m.seconds_per_batch or 0))
-    estimate = engine.measured_estimate(
-        job.recommendation.result,
-        job.candidate,
-        seconds_per_batch=float(best.seconds_per_batch or 0),
-        batch_size=best.batch_size,
+    estimate = cast(
+        Estimate,
+        engine.measured_estimate(
+            job.recommendation.result,
+            job.candidate,
+            seconds_per_batch=float(best.seconds_per_batch or 0),
+            batch_size=best.batch_size,
+        ),
     )
-    return {
-        **estimate,
-        "measured_at": {
-            "batch_size": best.batch_size,
-            "threads": best.threads,
-            "allocator": best.allocator,
-            "device": job.device_id,
-        },
+    estimate["measured_at"] = {
+        "batch_size": best.batch_size,
+        "threads": best.threads,
+        "allocator": best.allocator,
+        "device": job.device_id,
     }
+    return estimate

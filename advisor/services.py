@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from advisor import engine
+from advisor.contract import Estimate
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
 from advisor.jobs import JobKind, JobRefused, cancel
 from advisor.models import CalibrationJob, Device, Recommendation
@@ -63,11 +64,11 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     return payload
 
 
-def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
+def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
     jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
         "finished_at"
     )
-    return {job.candidate: {**(job.estimate or {}), "calibration": job.pk} for job in jobs}
+    return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
