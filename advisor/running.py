@@ -40,8 +40,13 @@ def run_calibration_job(*, job_id: int) -> str:
         **_plan_options(job),
     )
     watcher = _Watcher(job)
+    started = time.monotonic()
     try:
         summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+        worlds = list(job.options.get("data_parallel", []))
+        if worlds and summary.get("status") == "succeeded":
+            left = float(job.time_limit_seconds) - (time.monotonic() - started)
+            summary = {**summary, **_data_parallel(job, candidate, worlds, summary, left, watcher)}
     except Exception as exc:
         log.exception("calibration %s crashed", job_id)
         summary = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
@@ -59,6 +64,33 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     chosen["max_batch_size"] = max(1, min(int(chosen.get("max_batch_size", 4096)), examples))
     chosen.setdefault("min_seconds", settings.CALIBRATION_MIN_SECONDS)
     return chosen
+
+
+def _data_parallel(
+    job: CalibrationJob,
+    candidate: dict[str, Any],
+    worlds: list[int],
+    summary: dict[str, Any],
+    seconds_left: float,
+    watcher: _Watcher,
+) -> dict[str, Any]:
+    """After the sweep: DDP ranks at each world size, each rank with the candidate's own batch size. The
+    rows go to summary["data_parallel"]; a failure of this part fails the job with its reason."""
+    from advisor.calibration import ScalingPlan, run_scaling
+
+    if seconds_left <= 1:
+        return {"status": "timed_out", "error": "no time was left for the data-parallel measurement"}
+    options = _plan_options(job)
+    plan = ScalingPlan(
+        candidate,
+        world_sizes=worlds,
+        min_seconds=float(options["min_seconds"]),
+        time_limit_s=seconds_left,
+        # The sweep's "auto" ends at tuned wherever the default allocator costs anything (findings.py).
+        allocator="tuned" if options.get("allocator", "auto") == "auto" else str(options["allocator"]),
+    )
+    result = run_scaling(plan, on_event=watcher.on_event_scaling, should_cancel=watcher.should_cancel)
+    return {"data_parallel": result["rows"], "status": result["status"], "error": result["error"]}
 
 
 def _torch_device(job: CalibrationJob) -> str:
@@ -82,6 +114,12 @@ class _Watcher:
                 progress=min(1.0, int(event.get("done", 0)) / total),
                 step=str(event.get("step", ""))[:300],
                 heartbeat_at=timezone.now(),
+            )
+
+    def on_event_scaling(self, event: dict[str, Any]) -> None:
+        if event["type"] == "progress" and "total" in event:  # not the ranks' own "timing" notes
+            CalibrationJob.objects.filter(pk=self.job.pk).update(
+                step=f"data parallel: {event['step']}"[:300], heartbeat_at=timezone.now()
             )
 
     def should_cancel(self) -> bool:
