@@ -78,6 +78,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
         )
         ax.annotate(f"W §III-H {tool}: -{cut:.0%}/doubling", (worlds[-1], (1 / (2 * (1 - cut)))), fontsize=7)
     ax.set_xscale("log", base=2)
+    ax.set_xlim(worlds[0] / 1.2, worlds[-1] * 2.5)  # room for the W labels
     ax.set_xticks(worlds, [str(w) for w in worlds])
     ax.set_xlabel("world size (processes)")
     ax.set_ylabel("scaling efficiency (examples/s over N x one rank's)")
@@ -151,7 +152,9 @@ def main(argv: list[str]) -> int:
                 print(f"round {round_ + 1} {name:<12} {sync:<5} {line}", flush=True)
     rows = [row for (name, _), group in runs.items() for row in _median_rows(group, name)]
     (out / "scaling.json").write_text(json.dumps(rows, indent=1) + "\n")
-    (out / "machine.json").write_text(json.dumps({**machine.finish(info), "argv": argv}, indent=1) + "\n")
+    (out / "machine.json").write_text(
+        json.dumps({**machine.finish(info), "ranks_allocator": args.allocator, "argv": argv}, indent=1) + "\n"
+    )
     _plot(rows, out / "scaling.png")
     print(f"\nmedians over {args.rounds} round(s); allocator {args.allocator}; out {out}")
     header = (
