@@ -66,7 +66,7 @@ def _data_parallel(
     plan = ScalingPlan(
         candidate,
         world_sizes=worlds,
-        min_seconds=float(options["min_seconds"]),
+        min_seconds=float(job.options.get("data_parallel_min_seconds", options["min_seconds"])),
         time_limit_s=seconds_left,
         # The sweep's "auto" ends at tuned wherever the default allocator costs anything (findings.py).
         allocator="tuned" if options.get("allocator", "auto") == "auto" else str(options["allocator"]),
