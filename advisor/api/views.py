@@ -172,6 +172,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owne
                 threads=asked["threads"],
                 time_limit_seconds=asked.get("time_limit_seconds"),
                 idempotency_key=key,
+                data_parallel=asked["data_parallel"],
             )
         except services.CalibrationRefused as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
