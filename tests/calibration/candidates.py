@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.calibration.examples import io_fields as _io
+from advisor.calibration.examples import layer
 
-def L(kind: str, **args: Any) -> dict[str, Any]:
-    return {"kind": kind, "args": args}
+L = layer
 
 
 def _training(loss: str, batch: int = 16, init_scale: float | None = 0.1) -> dict[str, Any]:
@@ -20,26 +21,15 @@ def _training(loss: str, batch: int = 16, init_scale: float | None = 0.1) -> dic
     }
 
 
-def _io(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dict[str, Any]:
-    io: dict[str, Any] = {
-        "input_shape": shape,
-        "input_dtype": "float32",
-        "vocab_size": None,
-        "target": target,
-        "outputs": outputs,
-        "latent_size": None,
-    }
-    io.update(extra)
-    return io
-
-
-def ffn(features: int = 20, hidden: int = 32, outputs: int = 3) -> dict[str, Any]:
+def ffn(
+    features: int = 20, hidden: int = 32, outputs: int = 3, activation: str = "Sigmoid"
+) -> dict[str, Any]:
     return {
         "family": "ffn",
         "networks": {
             "model": [
                 L("Linear", in_features=features, out_features=hidden),
-                L("Sigmoid"),
+                L(activation),
                 L("Linear", in_features=hidden, out_features=outputs),
             ]
         },
@@ -214,15 +204,4 @@ ALL_FAMILIES = {
 def wide_mlp(width: int = 4096) -> dict[str, Any]:
     """Gradients of width*width floats (64 MiB at 4096): above glibc's largest dynamic mmap threshold
     (32 MiB), so the default malloc maps and unmaps them every step."""
-    return {
-        "family": "ffn",
-        "networks": {
-            "model": [
-                L("Linear", in_features=width, out_features=width),
-                L("ReLU"),
-                L("Linear", in_features=width, out_features=10),
-            ]
-        },
-        "io": _io([width], "class", 10),
-        "training": _training("cross_entropy", batch=8),
-    }
+    return {**ffn(width, width, 10, activation="ReLU"), "training": _training("cross_entropy", batch=8)}
