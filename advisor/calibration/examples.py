@@ -38,9 +38,12 @@ def _candidate(
     return {"family": family, "networks": networks, "io": io, "training": _training(64, loss)}
 
 
-def _dense(sizes: list[int], activation: str, *, flatten: bool = False, last: str | None = None) -> list[Any]:
+def dense_layers(
+    sizes: list[int], activation: str, *, flatten: bool = False, last: str | None = None
+) -> list[Any]:
     """Linear layers through `sizes` with `activation` between them (optionally after a Flatten and
-    followed by a `last` activation): the stacks of the MLP, autoencoder, GAN and FCN-5 examples."""
+    followed by a `last` activation): the stacks of the MLP, autoencoder, GAN and FCN-5 examples and of
+    the tests' hand-written candidates."""
     layers = [layer("Flatten")] if flatten else []
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(sizes)):
         layers += [layer(activation)] if i else []
@@ -61,12 +64,12 @@ def _training(batch: int, loss: str) -> dict[str, Any]:
 
 
 def tabular_mlp() -> Candidate:
-    dense = _dense([64, 128, 10], "ReLU")
+    dense = dense_layers([64, 128, 10], "ReLU")
     return _candidate("ffn", {"model": dense}, io_fields([64], "class", 10), "cross_entropy")
 
 
 def mnist_mlp() -> Candidate:
-    dense = _dense([784, 512, 10], "Sigmoid", flatten=True)
+    dense = dense_layers([784, 512, 10], "Sigmoid", flatten=True)
     return _candidate("ffn", {"model": dense}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
@@ -100,13 +103,13 @@ def text_lstm() -> Candidate:
 
 
 def mnist_ae() -> Candidate:
-    layers = _dense([784, 64, 784], "ReLU", flatten=True, last="Sigmoid")
+    layers = dense_layers([784, 64, 784], "ReLU", flatten=True, last="Sigmoid")
     return _candidate("ae", {"model": layers}, io_fields([1, 28, 28], "input", None), "bce")
 
 
 def mnist_gan() -> Candidate:
-    gen = [*_dense([32, 256, 784], "ReLU", last="Sigmoid"), layer("Reshape", shape=[1, 28, 28])]
-    disc = _dense([784, 256, 1], "LeakyReLU", flatten=True)
+    gen = [*dense_layers([32, 256, 784], "ReLU", last="Sigmoid"), layer("Reshape", shape=[1, 28, 28])]
+    disc = dense_layers([784, 256, 1], "LeakyReLU", flatten=True)
     return _candidate(
         "gan",
         {"generator": gen, "discriminator": disc},
@@ -123,7 +126,7 @@ def mnist_rbm() -> Candidate:
 
 def fcn5() -> Candidate:
     width, io_size = 2048, 26752
-    layers = _dense([io_size, width, width, width, io_size], "Sigmoid")
+    layers = dense_layers([io_size, width, width, width, io_size], "Sigmoid")
     return _candidate("ffn", {"model": layers}, io_fields([io_size], "class", io_size), "cross_entropy")
 
 
