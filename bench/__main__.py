@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "queue": ("bench.queue", "calibration round trip through a real worker, pick-up included"),
     "api": ("bench.api_load", "POST recommendations throughput and p95 under gunicorn"),
     "pages": ("bench.pages", "server-side render time of the main pages"),
+    "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
 }
 
 

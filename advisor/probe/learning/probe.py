@@ -181,7 +181,7 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
         expected=fitted,
     )
     if chosen is not None:
-        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen])  # type: ignore[arg-type]
+        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen], full_train)  # type: ignore[arg-type]
     if clock.left() <= 0:
         result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
     cut = [p for p in (fitted or {}).get("points", []) if p.get("stopped") in ("time", "stopped")]
@@ -254,14 +254,21 @@ def _curve(
     return fitted
 
 
-def _time_to_target(plan: ProbePlan, role: str, run: dict[str, Any]) -> dict[str, Any] | None:
+def _time_to_target(
+    plan: ProbePlan, role: str, run: dict[str, Any], full_train: int
+) -> dict[str, Any] | None:
+    """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
+    the learning curve extrapolates to. A run whose reported score misses the target has not reached it,
+    even if one epoch's held-out score touched it (the verdict and this line must agree)."""
     reached = curve.epochs_to_target(run, plan.target)
     if reached is None:
         return None
-    answer: dict[str, Any] = {"role": role, **reached}
+    if run.get("score") is None or run["score"] < (plan.target or 0):
+        reached = {"reached": False, "epoch": None, "updates": None}
+    answer: dict[str, Any] = {"role": role, **reached, "full_size_examples": full_train}
     if reached["reached"]:
         epochs = curve.full_size_epochs(
-            reached["updates"], batch_size=run["batch_size"], full_examples=plan.full_examples
+            reached["updates"], batch_size=run["batch_size"], full_examples=full_train
         )
         answer["epochs_at_full_size"] = epochs
         per_epoch = plan.seconds_per_epoch.get(role)
