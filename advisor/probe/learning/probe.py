@@ -117,7 +117,9 @@ def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lam
     clock = _Clock(max(budget, 0.5), emit, should_stop)
     clock.progress("loading the sample")
     sample = samples.load(Path(plan.sample_path))
-    split = data.split(sample, goal=plan.goal, seed=plan.seed)
+    roles = [r["candidate"] for r in (plan.shallow, plan.deep) if r is not None]
+    ids = any((c.get("io") or {}).get("vocab_size") for c in roles)  # token ids are not standardised
+    split = data.split(sample, goal=plan.goal, seed=plan.seed, scale=not ids)
     sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
     clock.stage("split", {**sizes, "sample": sample.describe() | {"classes": sample.classes[:50]}})
     shallow_cand = plan.shallow["candidate"] if plan.shallow else None
