@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor.contract import Verdict
+
 METRIC_WORDS = {"r2": "R²", "explained_variance": "of the input's variance explained"}
 OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
 
@@ -78,7 +80,7 @@ def verdict(
     deep_note: str | None,
     shallow_note: str | None = None,
     expected: dict[str, Any] | None,
-) -> dict[str, Any]:
+) -> Verdict:
     chosen = choose(shallow, deep, target)
     notes: list[str] = []
     reasons = [
