@@ -35,7 +35,7 @@ def number(value: float) -> str:
 
 def _step(span: float, count: int) -> float:
     raw = max(span / max(count, 1), 1e-12)
-    power = 10 ** math.floor(math.log10(raw))
+    power = 10.0 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-9))
 
 
