@@ -1,6 +1,6 @@
 """`measure()`: time whole training steps of one candidate at one batch size and thread count.
 
-Method (DESIGN.md, "Calibration methodology"): synthetic data of the candidate's shapes is made on the
+Method (docs/ARCHITECTURE.md, methodology): synthetic data of the candidate's shapes is made on the
 device and given new values before each step's clock starts (an epoch brings new data every step); `warmup`
 steps are run and discarded; then whole steps (forward, loss, backward, optimiser step) are timed one by one
 until both `min_iterations` and `min_seconds` are reached. We report the median and the IQR of the per-step
@@ -156,7 +156,7 @@ def measure(
     warmup: int = 2,
     memory_limit_bytes: int | None = None,
 ) -> dict[str, Any]:
-    """One measured configuration (contract: /work/shared/contract/README.md, Python entry points).
+    """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Out of memory is a result (status "oom"), not an exception. `memory_limit_bytes` only names the capacity
     in that message; the cap itself is enforced by the job's child process (runner.py).

@@ -32,7 +32,7 @@ TOKEN_BYTES = INDEX_BYTES
 
 
 def network_inputs(candidate: dict[str, Any]) -> dict[str, Shape]:
-    """The per-example input shape of each network of a candidate (see /work/notes/candidate.md)."""
+    """The per-example input shape of each network of a candidate (see docs/CANDIDATE.md)."""
     io, networks = candidate["io"], candidate["networks"]
     shape = tuple(io["input_shape"])
     inputs: dict[str, Shape] = {}

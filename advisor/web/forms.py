@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from advisor import engine
+from advisor.engine.fields import FIELDS, SECTIONS
 
 TASK_CHOICES = [
     ("vision", "Vision — images"),
@@ -30,30 +31,13 @@ GENERATION_CHOICES = [
 # Defaults first: a blank value (the engine's default) then shows as what the engine will use.
 BYTES_CHOICES = [(4, "4 (float32)"), (2, "2 (float16)"), (1, "1 (uint8)"), (8, "8 (float64)")]
 
-# Which wizard step shows which field; every other field travels along hidden.
+# Which wizard step shows which field (the engine's sections, advisor/engine/fields.py); every other field
+# travels along hidden.
 STEPS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("task", "Task", ("task", "generation", "goal")),
-    (
-        "data",
-        "Data",
-        ("examples", "input_shape", "vocab_size", "outputs", "labelled_fraction", "bytes_per_value"),
-    ),
-    (
-        "hardware",
-        "Hardware",
-        (
-            "cpu_cores",
-            "cpu_threads",
-            "ram_gb",
-            "gpu",
-            "gpus_per_node",
-            "gpu_memory_gb",
-            "nodes",
-            "link",
-            "storage",
-        ),
-    ),
-    ("target", "Targets", ("accuracy", "time_budget_hours")),
+    ("task", "Task", tuple(f.name for f in FIELDS if f.section == "")),
+    ("data", "Data", SECTIONS["data"]),
+    ("hardware", "Hardware", SECTIONS["hardware"]),
+    ("target", "Targets", SECTIONS["target"]),
 ]
 STEP_NAMES = [name for name, _, _ in STEPS]
 # The TaskSpec section of each field ("" = top level).

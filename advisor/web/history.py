@@ -88,7 +88,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
             "FLOPs per example": view["flops"],
             "Training memory": view["memory_total"],
             "Batch size": cand["training"]["batch_size"],
-            "Epochs": cand["training"]["epochs"],
+            "Epochs": f"up to {cand['training']['epochs']}",
             "Time per batch": (est["per_batch"], est["basis"]),
             "Time to train": (est["to_train"], est["basis"]),
         },
@@ -111,12 +111,17 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
             "Memory": nbytes(device.memory_bytes),
             "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family']}",
             "Status": job.status,
-            "Fastest set-up": f"batch {best['batch_size']}, {best['threads_text']} threads" if best else "—",
+            "Fastest set-up": _setup(best) if best else "—",
             "Time per batch": (best["per_batch"], "measured") if best else "—",
             "Examples per second": si(best["examples_per_second"]) if best else "—",
             "Time to train": (measured["to_train"], "measured") if measured else "—",
         },
     }
+
+
+def _setup(row: dict[str, Any]) -> str:
+    threads = f", {row['threads']} thread{'' if row['threads'] == 1 else 's'}" if row["threads"] else ""
+    return f"batch {row['batch_size']}{threads}, {row['allocator']} allocator"
 
 
 def _rows(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:

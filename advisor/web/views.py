@@ -48,12 +48,13 @@ def _recommendation_context(
     if form is None:
         form = CalibrateForm(
             devices=devices,
-            initial={
-                "candidate": index,
-                "batch_sizes": str(chosen["c"]["training"]["batch_size"]),
-                "key": uuid.uuid4().hex,
-            },
+            initial={"candidate": index, "key": uuid.uuid4().hex},
         )
+    # Blank by default: the sweep doubles from the recommended size, so the batch plot has several points.
+    batch = chosen["c"]["training"]["batch_size"]
+    form.fields[
+        "batch_sizes"
+    ].help_text = f"blank: {batch}, {2 * batch}, {4 * batch}… (doubling from the recommended {batch})"
     return {
         "rec": rec,
         "view": view,

@@ -14,7 +14,13 @@ from django_htmx.http import HttpResponseClientRedirect
 from advisor import engine, queries, services
 from advisor.models import Device
 from advisor.web.auth import login_required
-from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
+from advisor.web.examples import (
+    DEFAULT_EXAMPLE,
+    EXAMPLES,
+    default_spec,
+    hardware_from_device,
+    reshape_for_task,
+)
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.present import TIMES, candidate_view, diagrams
 
@@ -30,6 +36,8 @@ def wizard(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         example = request.GET.get("example", DEFAULT_EXAMPLE)
         spec = default_spec(devices, example)
+        # "Your hardware stays": a new task starts on the hardware of the user's last one.
+        spec["hardware"] = queries.latest_hardware(request.user) or spec["hardware"]
         form = SpecForm(initial=initial_from_spec(spec))
         step = request.GET.get("step", "task")
         return _render(request, form, step if step in STEP_NAMES else "task", {}, devices, spec)
@@ -42,7 +50,9 @@ def wizard(request: HttpRequest) -> HttpResponse:
         chosen = initial_from_spec({**EXAMPLES[data["example"]]["spec"], "hardware": {}})
         for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
             data[name] = str(chosen.get(name, ""))
+        data["shaped_for"] = str(chosen.get("task", ""))
         go = "task"
+    reshape_for_task(data)
     cpu = CATALOG_CPUS.get(data.get("use_cpu", ""))
     if cpu is not None:
         data["cpu_cores"], data["cpu_threads"] = str(cpu["cores"]), str(cpu["threads"])
@@ -80,7 +90,9 @@ def wizard(request: HttpRequest) -> HttpResponse:
 @login_required
 def wizard_check(request: HttpRequest) -> HttpResponse:
     """htmx: the engine's errors for the fields of the shown step (out of band) and the live preview."""
-    form = SpecForm(request.POST)
+    data = request.POST.copy()
+    reshape_for_task(data)  # the preview sees the shape the next step will show
+    form = SpecForm(data)
     errors = form.spec_errors()
     step = request.POST.get("step") if request.POST.get("step") in STEP_NAMES else "task"
     context = _context(form, step, errors, queries.online_devices(), None)
@@ -146,6 +158,13 @@ def _context(
         "catalog_cpus": list(CATALOG_CPUS.values()),
         "preview": _preview(spec) if spec is not None else None,
         "preview_blocked": bool(errors),
+        # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
+        "error_steps": [
+            f"{label} (step {i + 1})"
+            for i, (n, label, fields) in enumerate(STEPS)
+            if any(f in errors for f in fields)
+        ],
+        "shaped_for": form["task"].value() or "",
     }
 
 
