@@ -66,18 +66,6 @@ def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
     return result
 
 
-def chain_kept(layers: Sequence[Layer], shape: Shape) -> tuple[int, bool, list[int]]:
-    """A branch of Residual/Concat at one example: bytes it keeps for backward (its input aside), whether it
-    keeps its input, and its parameter tensors."""
-    mems = chain(layers, shape)
-    t = Timeline()
-    g = forward(t, mems, 1, input_bytes=FLOAT_BYTES * math.prod(shape))
-    input_kept = any(m.saves_input for m in mems[:1]) or (
-        bool(mems) and mems[0].out_bytes == 0 and any(m.saves_input for m in mems[1:2])
-    )
-    return t.total - (0 if g.output_kept else g.output), input_kept, tensors_of(mems)
-
-
 class _Step:
     """A family's step on one Timeline: the shared moves (parameters, a network's pass, the update)."""
 
