@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, cast
 
 from django.conf import settings
+from django.utils import timezone
 
 from advisor import engine, jobs
 from advisor.contract import Estimate
@@ -29,15 +31,53 @@ def run_calibration_job(*, job_id: int) -> str:
 def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     from advisor.calibration import JobPlan, run_job
 
+    started = time.monotonic()
+    candidate = job.recommendation.result["candidates"][job.candidate]
     plan = JobPlan(
-        candidate=job.recommendation.result["candidates"][job.candidate],
+        candidate=candidate,
         device=_torch_device(job),
         batch_sizes=list(job.batch_sizes),
         threads=list(job.threads),
         time_limit_s=float(job.time_limit_seconds),
         **_plan_options(job),
     )
-    return run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+    summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+    worlds = [int(w) for w in job.options.get("data_parallel", [])]
+    if worlds and summary.get("status") == "succeeded":
+        left = float(job.time_limit_seconds) - (time.monotonic() - started)
+        summary = {**summary, **_data_parallel(job, candidate, worlds, left, watcher)}
+    return summary
+
+
+def _data_parallel(
+    job: CalibrationJob,
+    candidate: dict[str, Any],
+    worlds: list[int],
+    seconds_left: float,
+    watcher: jobs.Watcher,
+) -> dict[str, Any]:
+    """After the sweep: DDP ranks at each world size, each with the candidate's own batch size. The rows go
+    to summary["data_parallel"]; a failure of this part fails the job with its reason."""
+    from advisor.calibration import ScalingPlan, run_scaling
+
+    if seconds_left <= 1:
+        return {"status": "timed_out", "error": "no time was left for the data-parallel measurement"}
+    options = _plan_options(job)
+    plan = ScalingPlan(
+        candidate,
+        world_sizes=worlds,
+        min_seconds=float(job.options.get("data_parallel_min_seconds", options["min_seconds"])),
+        time_limit_s=seconds_left,
+        # The sweep's "auto" ends at tuned wherever the default allocator costs anything (findings.py).
+        allocator="tuned" if options.get("allocator", "auto") == "auto" else str(options["allocator"]),
+    )
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "progress" and "total" in event:  # not the ranks' own "timing" notes
+            watcher.rows.update(step=f"data parallel: {event['step']}"[:300], heartbeat_at=timezone.now())
+
+    result = run_scaling(plan, on_event=on_event, should_cancel=watcher.should_cancel)
+    return {"data_parallel": result["rows"], "status": result["status"], "error": result["error"]}
 
 
 def _on_result(job: CalibrationJob, event: dict[str, Any]) -> None:

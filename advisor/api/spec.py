@@ -24,15 +24,17 @@ def _serializer_field(field: SpecField) -> serializers.Field[Any, Any, Any, Any]
         options["allow_null"] = True
     if field.help:
         options["help_text"] = field.help
-    bounds = {"min_value": field.minimum, "max_value": field.maximum}
-    bounds = {k: v for k, v in bounds.items() if v is not None}
+    low, high = field.minimum, field.maximum
     if field.kind == "choice":
         return serializers.ChoiceField(list(field.vocabulary()), **options)
-    if field.kind == "int":
-        return serializers.IntegerField(**bounds, **options)
     if field.kind == "number":
-        return serializers.FloatField(**bounds, **options)
-    return serializers.ListField(child=serializers.IntegerField(**bounds), min_length=1, **options)
+        return serializers.FloatField(min_value=low, max_value=high, **options)
+    whole = serializers.IntegerField(
+        min_value=None if low is None else int(low), max_value=None if high is None else int(high)
+    )
+    if field.kind == "int":
+        return serializers.IntegerField(min_value=whole.min_value, max_value=whole.max_value, **options)
+    return serializers.ListField(child=whole, min_length=1, **options)
 
 
 def _declared(path: str) -> serializers.Field[Any, Any, Any, Any]:
@@ -53,7 +55,7 @@ class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
     task = _declared("task")
     generation = _declared("generation")
     goal = _declared("goal")
-    data = _Data()
+    data = _Data()  # type: ignore[assignment]  # the TaskSpec's section, not Serializer.data
     hardware = _Hardware()
     target = _Target(required=False, allow_null=True)
 
@@ -72,7 +74,7 @@ class _Layer(serializers.Serializer[dict[str, Any]]):
 class _Reason(serializers.Serializer[dict[str, Any]]):
     rule = serializers.CharField()
     text = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the citation, not Field.source
 
 
 class _Estimate(serializers.Serializer[dict[str, Any]]):

@@ -136,6 +136,7 @@ def rank_payloads(
         "min_seconds": plan.min_seconds,
         "warmup": plan.warmup,
         "timeout_s": plan.collective_timeout_s,
+        "rendezvous_s": plan.time_limit_s,  # hosts start their ranks when their workers get to the job
     }
     return [{**common, "rank": first_rank + i, "local_rank": i} for i in range(local)]
 

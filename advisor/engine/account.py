@@ -171,44 +171,6 @@ def _rbm(layer: Layer, s: Shape) -> LayerMemory:
     return LayerMemory(c.shape, FLOAT_BYTES * h, True, True, 0, 0, (v * h, v, h))
 
 
-def _branch(layers: list[Layer], s: Shape) -> tuple[int, bool, list[int]]:
-    """A branch of Residual/Concat at one example: bytes it keeps for backward (its input aside), whether it
-    keeps its input, and its parameter tensors. A layer's output is kept when it or the next layer saves
-    it; views share their input's storage."""
-    mems: list[LayerMemory] = []
-    current = s
-    for item in layers:
-        mems.append(layer_memory(item, current))
-        current = mems[-1].shape
-    real = [m for m in mems if m.out_bytes]
-    kept = sum(m.saved + m.saved_fixed for m in real)
-    for i, m in enumerate(real):
-        if m.saves_output or (i + 1 < len(real) and real[i + 1].saves_input):
-            kept += m.out_bytes
-    return kept, bool(real) and real[0].saves_input, [n for m in mems for n in m.tensors]
-
-
-def _composite(layer: Layer, s: Shape) -> LayerMemory:
-    """Residual and Concat: each branch's own account, the branches' outputs kept for the sum or concat."""
-    branches = (
-        [layer["args"]["body"], layer["args"]["shortcut"]]
-        if layer["kind"] == "Residual"
-        else layer["args"]["branches"]
-    )
-    c = count([layer], s)
-    saved, saves_input = 0, False
-    tensors: list[int] = []
-    for branch in branches:
-        kept, first_saves_input, branch_tensors = _branch(branch, s)
-        saved += kept
-        saves_input = saves_input or first_saves_input
-        tensors += branch_tensors
-    out = FLOAT_BYTES * _values(c.shape)
-    # Concat's backward hands each branch its share of the output's gradient, copied to be contiguous
-    share = out // len(branches) if layer["kind"] == "Concat" else 0
-    return LayerMemory(c.shape, out, saves_input, False, saved, 0, tuple(tensors), backward=share)
-
-
 RULES: dict[str, Callable[[Layer, Shape], LayerMemory]] = {
     "Linear": _weighted,
     "Conv2d": _weighted,
@@ -231,12 +193,11 @@ RULES: dict[str, Callable[[Layer, Shape], LayerMemory]] = {
     "GRU": _recurrent("GRU"),
     "RNN": _recurrent("RNN"),
     "RBM": _rbm,
-    "Residual": _composite,
-    "Concat": _composite,
 }
 
 
 def layer_memory(layer: Layer, shape: Shape) -> LayerMemory:
+    """One plain layer's account; Residual and Concat, made of layer lists, are memory.composite_memory's."""
     rule = RULES.get(layer["kind"])
     if rule is None:
         raise ValueError(f"unknown layer kind {layer['kind']!r}")

@@ -56,14 +56,51 @@ def kept_activations(counts: dict[str, Counts]) -> int:
     return sum(c.activations * (2 if key == "discriminator" else 1) for key, c in counts.items())
 
 
+# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
+COMPOSITES = ("Residual", "Concat")
+
+
 def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
     result: list[LayerMemory] = []
     current = tuple(shape)
     for item in layers:
-        m = layer_memory(item, current)
+        m = composite_memory(item, current) if item["kind"] in COMPOSITES else layer_memory(item, current)
         result.append(m)
         current = m.shape
     return result
+
+
+def chain_kept(layers: Sequence[Layer], shape: Shape) -> tuple[int, bool, list[int]]:
+    """A branch of Residual/Concat at one example: bytes it keeps for backward (its input aside), whether it
+    keeps its input, and its parameter tensors."""
+    mems = chain(layers, shape)
+    t = Timeline()
+    g = forward(t, mems, 1, input_bytes=FLOAT_BYTES * math.prod(shape))
+    input_kept = any(m.saves_input for m in mems[:1]) or (
+        bool(mems) and mems[0].out_bytes == 0 and any(m.saves_input for m in mems[1:2])
+    )
+    return t.total - (0 if g.output_kept else g.output), input_kept, tensors_of(mems)
+
+
+def composite_memory(layer: Layer, s: Shape) -> LayerMemory:
+    """Residual and Concat: each branch's own account, the branches' outputs kept for the sum or concat."""
+    branches = (
+        [layer["args"]["body"], layer["args"]["shortcut"]]
+        if layer["kind"] == "Residual"
+        else layer["args"]["branches"]
+    )
+    c = count([layer], s)
+    saved = saves_input = 0
+    tensors: list[int] = []
+    for branch in branches:
+        kept, first_saves_input, branch_tensors = chain_kept(branch, s)
+        saved += kept
+        saves_input |= first_saves_input
+        tensors += branch_tensors
+    out = FLOAT_BYTES * math.prod(c.shape)
+    # Concat's backward hands each branch its share of the output's gradient, copied to be contiguous
+    share = out // len(branches) if layer["kind"] == "Concat" else 0
+    return LayerMemory(c.shape, out, bool(saves_input), False, saved, 0, tuple(tensors), backward=share)
 
 
 class _Step:

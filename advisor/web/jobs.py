@@ -95,6 +95,18 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "failures": failures,
         "reasons": summary.get("reasons", []),
         "stop_reason": summary.get("stop_reason"),
+        "data_parallel": [
+            {
+                "world_size": r["world_size"],
+                "backend": r["backend"],
+                "threads": r["threads_per_rank"],
+                "per_step": duration(r["seconds_per_step"]),
+                "throughput": si(r["examples_per_second"]),
+                "efficiency": f"{r['efficiency']:.0%}",
+                "allreduce": f"{duration(r['allreduce_seconds'])} ({r['allreduce_share']:.0%})",
+            }
+            for r in summary.get("data_parallel", [])
+        ],
         "batch_text": ", ".join(map(str, job.batch_sizes)) or "recommended, doubling",
         "threads_text": ", ".join(map(str, job.threads)) or "1 up to the cores",
     }
