@@ -177,6 +177,9 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert nbytes(memory_32) in results and nbytes(9_500_000) in results and nbytes(10_000_000) in results
     page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
+    # the memory breakdown at the peak, every part the account names
+    for part in ("Saved activations", "The mini-batch", "Workspace (gradients in flight"):
+        assert part in page
 
 
 def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, rec: Any) -> None:
