@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -50,10 +52,17 @@ def resend_unsent(*, queues: list[str]) -> int:
     return sum(publish(job) for job in jobs)
 
 
+# Set by `manage.py serve` on a worker it restarted: {"count", "reason", "at"}, kept in each device's details.
+RESTART_ENV = "ADVISOR_WORKER_RESTART"
+
+
 def register_devices(*, host: str, worker: str, devices: list[dict[str, Any]]) -> list[Device]:
     rows = []
     now = timezone.now()
+    restart = os.environ.get(RESTART_ENV)
     for dev in devices:
+        if restart:
+            dev = {**dev, "restart": json.loads(restart)}
         ident = f"{host}-{dev['kind']}{dev.get('index', 0)}"
         row, _ = Device.objects.update_or_create(
             id=ident,
