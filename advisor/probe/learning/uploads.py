@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import struct
 import zipfile
 import zlib
 from pathlib import PurePosixPath
@@ -171,10 +172,7 @@ def parse_npy(data: bytes, *, label_column: str, limits: Limits) -> Sample:
 
 
 def parse_npz(data: bytes, *, label_column: str, limits: Limits) -> Sample:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise refuse(f"not a readable .npz archive: {exc}") from None
+    archive = _open_zip(data, ".npz archive")
     with archive:
         names = {PurePosixPath(n).stem: n for n in archive.namelist() if n.endswith(".npy")}
         if "x" not in names:
@@ -187,6 +185,14 @@ def parse_npz(data: bytes, *, label_column: str, limits: Limits) -> Sample:
     if x.ndim >= 1 and x.shape[0] > limits.max_examples:
         raise refuse(f"{x.shape[0]:,} examples; the limit is {limits.max_examples:,} (SAMPLE_MAX_EXAMPLES)")
     return from_labels(x, y)
+
+
+def _open_zip(data: bytes, what: str) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    # zipfile raises more than BadZipFile for a corrupt directory: NotImplementedError for an unknown version
+    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, struct.error) as exc:
+        raise refuse(f"not a readable {what}: {exc}") from None
 
 
 def _read_member(archive: zipfile.ZipFile, member: str | zipfile.ZipInfo) -> bytes:
@@ -218,10 +224,7 @@ def safe_member(name: str) -> list[str]:
 
 
 def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise refuse(f"not a readable ZIP archive: {exc}") from None
+    archive = _open_zip(data, "ZIP archive")
     with archive:
         _check_expansion(archive, limits)
         members = []
