@@ -84,6 +84,18 @@ def calibration_history(user: Any, page: str | int | None) -> Page[Any]:
     return paginate(visible_calibrations(user).defer("summary"), page)
 
 
+def latest_hardware(user: Any) -> dict[str, Any] | None:
+    """The hardware of the user's own newest recommendation: the wizard's next task starts from it."""
+    spec = (
+        Recommendation.objects.filter(owner=user)
+        .order_by("-created_at", "-id")
+        .values_list("spec", flat=True)
+        .first()
+    )
+    hardware = (spec or {}).get("hardware")
+    return dict(hardware) if isinstance(hardware, dict) else None
+
+
 def recent_recommendations(user: Any, limit: int = 5) -> list[Recommendation]:
     return list(_listed(visible_recommendations(user))[:limit])
 
@@ -103,7 +115,8 @@ def compare_choices(user: Any, kind: str, limit: int = 20) -> list[tuple[str, st
     keys = {f"f{i}": KT(f"result__candidates__{i}__family") for i in range(MAX_COMPARED_CANDIDATES)}
     keys |= {f"d{i}": KT(f"result__candidates__{i}__depth") for i in range(MAX_COMPARED_CANDIDATES)}
     candidates = []
-    for row in visible_recommendations(user).values("id", **keys)[:limit]:
+    for values in visible_recommendations(user).values("id", **keys)[:limit]:
+        row: dict[str, Any] = dict(values)
         for i in range(MAX_COMPARED_CANDIDATES):
             if row[f"f{i}"]:
                 label = f"#{row['id']} candidate {i + 1}: {row[f'f{i}']} ({row[f'd{i}']})"

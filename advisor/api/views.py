@@ -16,6 +16,7 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from advisor import engine, services
+from advisor.accounts import signed_in
 from advisor.api.policies import CalibrationThrottle
 from advisor.api.serializers import (
     BrokerDownSerializer,
@@ -63,7 +64,7 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _O
         spec = TaskSpecSerializer(data=request.data)
         spec.is_valid(raise_exception=True)
         try:
-            rec = services.advise(owner=request.user, spec=spec.validated_data)
+            rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data)
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         return Response(
@@ -163,7 +164,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owne
         asked = form.validated_data
         try:
             job, created = services.submit_calibration(
-                owner=request.user,
+                owner=signed_in(request.user),
                 recommendation=asked["recommendation"],
                 candidate=asked["candidate"],
                 device=asked["device"],
@@ -171,6 +172,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owne
                 threads=asked["threads"],
                 time_limit_seconds=asked.get("time_limit_seconds"),
                 idempotency_key=key,
+                data_parallel=asked["data_parallel"],
             )
         except services.CalibrationRefused as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)

@@ -9,6 +9,7 @@ from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
 from advisor.engine.estimate import assemble, device_for, layer_count, seconds_per_batch
+from advisor.engine.memory import memory_for
 from advisor.engine.plan import gpu_memory_bytes, make_plan
 from advisor.engine.rules import reason
 from advisor.engine.sizing import oversize_reason
@@ -132,13 +133,7 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
 def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any] | None:
     """size.exceeds.memory: the first candidate's training state at batch 1 fits no catalogued GPU nor the "
     "RAM."""
-    memory = candidate["memory_bytes"]
-    at_one = (
-        memory["weights"]
-        + memory["gradients"]
-        + memory["optimizer"]
-        + memory["activations"] // max(1, candidate["training"]["batch_size"])
-    )
+    at_one = memory_for(candidate, batch_size=1)["total"]
     largest = catalog.largest_gpu_memory_gb() * GB * GPU_USABLE
     ram = spec["hardware"]["ram_gb"] * GB * RAM_USABLE
     if at_one <= max(largest, ram):

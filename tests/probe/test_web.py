@@ -26,7 +26,7 @@ def test_it_adds_a_demo_sample_and_starts_a_probe(
     page = browser.get(f"/recommendations/{iris_rec.pk}/probe/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Shallow: #0 FFN" in html and "net.shallow.first" in html
+    assert "Shallow: candidate 1, FFN" in html and "net.shallow.first" in html
     assert "150 examples) — fits this task" in html  # iris, among the bundled data sets
     added = browser.post(f"/recommendations/{iris_rec.pk}/probe/samples/", {"demo": "iris"})
     sample = DataSample.objects.get()
@@ -95,6 +95,7 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
             "epochs": [{"epoch": 1, "val": 0.8}, {"epoch": 2, "val": 0.93, "test": 0.93}],
         },
         "curve": {
+            "family": "ffn",  # the network the curve was measured on, as the worker saves it
             "method": "power_law",
             "examples": 120,
             "estimate": 0.96,
@@ -121,7 +122,9 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
     )
     html = browser.get(f"/probes/{job.pk}/").content.decode()
     assert "deep not needed" in html
-    assert html.count("<svg") == 2 and html.count("<circle") == 3  # the curve's points, the epochs' line
+    assert html.count('<figure class="plot">') == 2  # the learning curve, the scores per epoch
+    assert html.count('r="4.5"') == 3 and html.count("<polyline") == 2  # the curve's points; fitted, epochs
+    assert "measured (FFN)" in html and "target 0.9" in html  # which network; the target in the legend
     assert 'class="interval"' in html  # the expected score at full size, with its interval
     assert browser.get(f"/probes/{job.pk}/", HTTP_HX_REQUEST="true").status_code == 286
 
@@ -154,3 +157,21 @@ def test_it_links_the_probe_from_the_recommendation_page(
     html = browser.get(f"/recommendations/{iris_rec.pk}/").content.decode()
     assert f'href="/recommendations/{iris_rec.pk}/probe/"' in html
     assert f'href="/probes/{job.pk}/"' in html and "deep not needed" in html
+
+
+def test_it_sends_an_expired_htmx_session_to_the_login_page(
+    user: Any, iris_rec: Any, device: Any, samples_dir: Any
+) -> None:
+    from advisor.probe import services
+
+    sample = services.create_sample(owner=user, demo="iris")
+    job = services.submit_probe(owner=user, recommendation=iris_rec, sample=sample, device=device)
+    response = Client().get(
+        f"/probes/{job.pk}/",
+        HTTP_HX_CURRENT_URL=f"http://testserver/probes/{job.pk}/",
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"/accounts/login/?next=%2Fprobes%2F{job.pk}%2F"
+    plain = Client().get(f"/probes/{job.pk}/")
+    assert plain.status_code == 302 and plain["Location"].startswith("/accounts/login/")

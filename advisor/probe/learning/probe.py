@@ -1,4 +1,4 @@
-"""`run_probe(plan, emit, should_stop)`: the shallow-first workflow on a data sample (W §III-A).
+"""`shallow_first(plan, emit, should_stop)`: the shallow-first workflow on a data sample (W §III-A).
 
 Baseline, then the shallow candidate, then (only if it misses the target) the deep one, then the learning
 curve of the network chosen, then the verdict. Every stage is emitted as soon as it has something to show,
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from advisor.contract import Verdict
 from advisor.probe.learning import curve, data, samples, train
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.learning.verdict import choose, verdict
@@ -111,7 +112,7 @@ def prepare(plan: ProbePlan) -> None:
                 break
 
 
-def run_probe(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> dict[str, Any]:
+def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False) -> Verdict:
     prepare(plan)
     budget = plan.budget_s if plan.deadline is None else min(plan.budget_s, plan.deadline - time.time())
     clock = _Clock(max(budget, 0.5), emit, should_stop)

@@ -1,6 +1,6 @@
 """The probe's verdict: what the numbers say about shallow versus deep, in one sentence and in fields.
 
-Rules cited (knowledge/rules.md): net.shallow.first (W §III-A): a shallow network first, a deep one only
+Rules cited (engine/rules.json): net.shallow.first (W §III-A): a shallow network first, a deep one only
 if the result misses the acceptable error rate; net.shallow.validate (W §III-A-1): shallow networks need
 careful validation, they risk overfitting.
 """
@@ -8,6 +8,8 @@ careful validation, they risk overfitting.
 from __future__ import annotations
 
 from typing import Any
+
+from advisor.contract import Verdict
 
 METRIC_WORDS = {"r2": "R²", "explained_variance": "of the input's variance explained"}
 OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
@@ -61,7 +63,7 @@ def verdict(
     deep_note: str | None,
     shallow_note: str | None = None,
     expected: dict[str, Any] | None,
-) -> dict[str, Any]:
+) -> Verdict:
     chosen = choose(shallow, deep, target)
     notes: list[str] = []
     reasons = [
