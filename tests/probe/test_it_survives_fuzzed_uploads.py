@@ -1,7 +1,7 @@
 """Fuzzing the sample parsers (CSV, NPY, NPZ, image ZIPs) with Hypothesis: every input is accepted as a sample
 that passes check_arrays or refused with a SampleError (a 400 with its message at the API); nothing else is
 raised and the process' peak memory stays bounded, zip bombs, pixel floods and huge declared dimensions
-included. UPLOAD_FUZZ_EXAMPLES per format (default 150 here); the committed figure runs 10,000 each
+included. UPLOAD_FUZZ_EXAMPLES per format (default 100 here); the committed figure runs 10,000 each
 (bench/README.md, "fuzz")."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from advisor.probe.learning.samples import Limits, SampleError, check_arrays
 from advisor.probe.learning.uploads import parse_upload
 from tests.probe.upload_strategies import FORMATS, huge_png, lying_zip, zip_bomb
 
-EXAMPLES = int(os.environ.get("UPLOAD_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("UPLOAD_FUZZ_EXAMPLES", "100"))
 LIMITS = Limits()  # the defaults: 20 MiB files, 50,000 examples, 20 million values
 MEMORY_BOUND = 1024 * 2**20  # peak RSS growth allowed over a whole run (the limits allow 80 MB of floats)
 

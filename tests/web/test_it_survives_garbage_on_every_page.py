@@ -1,6 +1,6 @@
 """Every HTML page gets garbage query strings (GET) and form posts built from its own field names plus
 strangers, with Hypothesis: the answer is 2xx, 3xx or 4xx, never a 5xx. PAGE_FUZZ_EXAMPLES per page and method
-(default 15)."""
+(default 10)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from advisor.probe.models import DataSample, ProbeJob
 from tests.web.conftest import finished_job
 
 pytestmark = pytest.mark.django_db
-EXAMPLES = int(os.environ.get("PAGE_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("PAGE_FUZZ_EXAMPLES", "10"))
 PAGES = [
     "/",
     "/wizard/check/",
