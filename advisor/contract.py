@@ -131,6 +131,7 @@ class Verdict(TypedDict):
     shallow_score: float | None
     deep_score: float | None
     baseline_score: float | None
+    met: bool | None  # the chosen network's held-out score reached the target; None without a target or run
     expected: dict[str, Any] | None
     notes: list[str]
     reasons: list[dict[str, str]]

@@ -7,12 +7,12 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from advisor import engine
 from advisor.contract import Estimate
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
-from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.probe.queries import latest_probe_estimates
 
@@ -94,33 +94,19 @@ def submit_calibration(
         existing = CalibrationJob.objects.filter(owner=owner, idempotency_key=idempotency_key).first()
         if existing is not None:
             return existing, False
-    batch_sizes = list(batch_sizes or [])
-    threads = list(threads or [])
-    limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
-    check_calibration_limits(
-        recommendation=recommendation,
-        candidate=candidate,
-        device=device,
-        batch_sizes=batch_sizes,
-        threads=threads,
-        time_limit_seconds=limit,
-        data_parallel=list(data_parallel or []),
-    )
+    request: dict[str, Any] = {
+        "recommendation": recommendation,
+        "candidate": candidate,
+        "device": device,
+        "batch_sizes": list(batch_sizes or []),
+        "threads": list(threads or []),
+        "time_limit_seconds": time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS,
+    }
+    check_calibration_limits(**request, data_parallel=list(data_parallel or []))
     options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
+    job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
     try:
-        with transaction.atomic():
-            job = CalibrationJob.objects.create(
-                owner=owner,
-                recommendation=recommendation,
-                candidate=candidate,
-                device=device,
-                batch_sizes=batch_sizes,
-                threads=threads,
-                time_limit_seconds=limit,
-                idempotency_key=idempotency_key,
-                options=options,
-            )
-            transaction.on_commit(lambda: publish(job))
+        queue(CALIBRATIONS, job)
     except IntegrityError:
         # A concurrent retry with the same key won the race.
         return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False

@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "pages": ("bench.pages", "server-side render time of the main pages"),
     "scaling": ("bench.scaling", "data-parallel training (DDP) at each world size against W §III-H"),
     "memory": ("bench.memory", "estimated training memory against the live-tensor peak and RSS growth"),
+    "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
 }
 
 

@@ -100,6 +100,13 @@ def _embedding(layer: Layer, s: Shape) -> LayerMemory:
     return LayerMemory(c.shape, FLOAT_BYTES * _values(c.shape), True, False, 0, 0, (c.parameters,))
 
 
+def _embedding_bag(layer: Layer, s: Shape) -> LayerMemory:
+    c = count([layer], s)
+    # keeps the token ids and, per id, the int64 index of its bag (offset2bag); per bag its offset and size
+    saved = INDEX_BYTES * (s[0] + 2)
+    return LayerMemory(c.shape, FLOAT_BYTES * _values(c.shape), True, False, saved, 0, (c.parameters,))
+
+
 def _lstm_kept(steps: int, width: int, hidden: int) -> float:
     """Values oneDNN's LSTM (PyTorch's CPU path) keeps per example, layer and direction: its workspace of
     every step's gates and states, rows padded to max(input, hidden) rounded up to 8, plus a copy of the
@@ -189,6 +196,7 @@ RULES: dict[str, Callable[[Layer, Shape], LayerMemory]] = {
     "BatchNorm2d": _batch_norm,
     "BatchNorm1d": _batch_norm,
     "Embedding": _embedding,
+    "EmbeddingBag": _embedding_bag,
     "LSTM": _recurrent("LSTM"),
     "GRU": _recurrent("GRU"),
     "RNN": _recurrent("RNN"),

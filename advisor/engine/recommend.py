@@ -12,7 +12,7 @@ from advisor.engine.estimate import assemble, device_for, layer_count, seconds_p
 from advisor.engine.memory import memory_for
 from advisor.engine.plan import gpu_memory_bytes, make_plan
 from advisor.engine.rules import reason
-from advisor.engine.sizing import oversize_reason
+from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
 
 
@@ -23,7 +23,7 @@ def recommend(spec: Any) -> dict[str, Any]:
     candidates = [to_candidate(draft, clean) for draft in drafts]
     for candidate in candidates:
         _fit_gpu(clean, candidate)
-        warning = oversize_reason(candidate["parameters"], clean["data"]["examples"])
+        warning = oversize_reason(candidate["parameters"], targets(clean))
         if warning is not None:
             candidate["reasons"].append(warning)
     first = candidates[0]

@@ -192,6 +192,14 @@ KINDS: dict[str, dict[str, Any]] = {
         [24],
         vocab=500,
     ),
+    "EmbeddingBag": _candidate(
+        [
+            L("EmbeddingBag", num_embeddings=500, embedding_dim=64, mode="mean"),
+            L("Linear", in_features=64, out_features=10),
+        ],
+        [40],
+        vocab=500,
+    ),
     "RBM": C.rbm(),
     "Residual": _candidate(
         [
