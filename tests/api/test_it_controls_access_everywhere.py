@@ -82,17 +82,20 @@ def _send(client: Client | APIClient, method: str, url: str) -> Any:
     return getattr(client, method)(url)
 
 
+def _signed_in(user: Any, kind: str) -> Client | APIClient:
+    """A token client for the API, a logged-in browser session for pages."""
+    if kind == "api":
+        return client_for(user)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
 @pytest.mark.parametrize(("method", "route", "kind"), ROUTES)
 def test_another_users_object_is_not_found(
     user: Any, bobs: dict[str, int], method: str, route: str, kind: str
 ) -> None:
-    client: Client | APIClient
-    if kind == "api":
-        client = client_for(user)
-    else:
-        client = Client()
-        client.force_login(user)
-    response = _send(client, method, route.format(**bobs))
+    response = _send(_signed_in(user, kind), method, route.format(**bobs))
     assert response.status_code == 404, (route, response.status_code)
     _untouched(bobs)
 
@@ -113,13 +116,7 @@ def test_staff_see_all(
     django_user_model: Any, bobs: dict[str, int], method: str, route: str, kind: str
 ) -> None:
     staff = django_user_model.objects.create_user(username="root", password="x" * 12, is_staff=True)
-    client: Client | APIClient
-    if kind == "api":
-        client = client_for(staff)
-    else:
-        client = Client()
-        client.force_login(staff)
-    response = _send(client, method, route.format(**bobs))
+    response = _send(_signed_in(staff, kind), method, route.format(**bobs))
     assert response.status_code == 200, (route, response.status_code)
 
 

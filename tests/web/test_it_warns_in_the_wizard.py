@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from tests.web.test_it_serves_fragments import HX, _values
+
 pytestmark = pytest.mark.django_db
-HX = {"HTTP_HX_REQUEST": "true"}
-
-
-def _values(client: Client, **changes: str) -> dict[str, Any]:
-    form = client.get("/").context["form"]
-    values = {name: "" if form[name].value() is None else form[name].value() for name in form.fields}
-    return {**values, **changes}
 
 
 @pytest.mark.parametrize(
