@@ -18,6 +18,8 @@ MAX_PLAUSIBLE_GPUS = 100_000
 # A budget under this share of the estimate cannot be met by any plan the engine knows (its largest speed-up
 # from more devices is far smaller): a unit slip rather than a goal.
 BUDGET_FRACTION = 0.01
+# A value this many times too small is more likely a unit slip (MB typed as GB) than a small machine.
+UNIT_SLIP = 100
 
 
 class PlausibilityWarning(TypedDict):
@@ -59,7 +61,12 @@ def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) 
         warn(
             "hardware.ram_gb",
             f"{hw['ram_gb']:g} GB of RAM is less than the {size_text(needed)} the first candidate needs for "
-            f"{what}: the machine would swap or fail. Is hardware.ram_gb in GB?",
+            f"{what}: the machine would swap or fail."
+            + (
+                " Is hardware.ram_gb in GB?"
+                if hw["ram_gb"] * GB * UNIT_SLIP < needed
+                else " Check hardware.ram_gb."
+            ),
         )
     smallest = min(catalog.gpus(), key=lambda g: g["memory_gb"])
     if hw["gpu_memory_gb"] is not None and hw["gpu_memory_gb"] < smallest["memory_gb"]:
