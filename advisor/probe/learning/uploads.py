@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import lzma
 import math
 import struct
 import zipfile
@@ -203,7 +204,7 @@ def _read_member(archive: zipfile.ZipFile, member: str | zipfile.ZipInfo) -> byt
         return archive.read(member)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
         raise refuse(f"archive member {name!r} is not readable: {exc}") from None
-    except (ValueError, LookupError) as exc:  # lzma/bz2 raise these for corrupt streams
+    except (ValueError, LookupError, lzma.LZMAError) as exc:  # lzma and bz2 raise these for corrupt streams
         raise refuse(f"archive member {name!r} is not readable: {exc}") from None
 
 
