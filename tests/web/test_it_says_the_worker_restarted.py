@@ -1,5 +1,6 @@
 """A worker restarted by `manage.py serve` registers its devices with the restart (workers.RESTART_ENV): the
-devices API, the wizard's device list and the job page say so; a device never restarted says nothing."""
+devices API, the wizard's device list and the job pages (calibration, probe) say so; a device never restarted
+says nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.test import Client
 
 from advisor import workers
 from advisor.models import Device
+from advisor.probe.models import ProbeJob
 from tests.api.conftest import client_for as api_client_for
 from tests.web.conftest import finished_job
 
@@ -38,9 +40,14 @@ def test_it_says_the_worker_restarted(
     (row,) = api_client_for(user).get("/api/v1/devices/").json()
     assert row["restart"] == restart
     chips = client_for.get("/?step=hardware").content.decode()
-    job_page = client_for.get(f"/calibrations/{finished_job(rec, device).pk}/").content.decode()
+    probe = ProbeJob.objects.create(owner=user, recommendation=rec, device=device, time_limit_seconds=60)
+    pages = [
+        client_for.get(f"/calibrations/{finished_job(rec, device).pk}/").content.decode(),
+        client_for.get(f"/probes/{probe.pk}/").content.decode(),
+    ]
     if restart:
         assert "(worker restarted 2\N{MULTIPLICATION SIGN})" in chips
-        assert 'id="worker-restarted"' in job_page and "killed by SIGKILL" in job_page
+        assert all('id="worker-restarted"' in page and "killed by SIGKILL" in page for page in pages)
     else:
-        assert "worker restarted" not in chips and "worker-restarted" not in job_page
+        assert "worker restarted" not in chips
+        assert not any("worker-restarted" in page for page in pages)
