@@ -48,7 +48,8 @@ def advise(*, owner: User, spec: dict[str, Any]) -> Recommendation:
 def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
-    payload: dict[str, Any] = {"id": rec.pk, **rec.result}
+    # Recommendations stored before plausibility warnings existed have none.
+    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
     if not measured_too:
         return payload
     measured = latest_measured_estimates(rec)

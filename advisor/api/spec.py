@@ -108,6 +108,11 @@ class _Plan(serializers.Serializer[dict[str, Any]]):
     reasons = _Reason(many=True)
 
 
+class _Warning(serializers.Serializer[dict[str, Any]]):
+    field = serializers.CharField(help_text="the TaskSpec's dotted path, e.g. hardware.ram_gb")
+    message = serializers.CharField()
+
+
 class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
     """The engine's answer as stored, with measured estimates merged in (services.recommendation_payload);
     used for the schema only: the payload is already the contract's JSON."""
@@ -118,3 +123,6 @@ class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
     hardware_plan = _Plan()
     dataflow = serializers.DictField()
     reasons = _Reason(many=True)
+    warnings = _Warning(
+        many=True, help_text="hardware or targets that contradict themselves (advice still follows them)"
+    )

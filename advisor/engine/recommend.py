@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine import catalog, choice
+from advisor.engine import catalog, choice, plausibility
 from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
@@ -59,6 +59,7 @@ def recommend(spec: Any) -> dict[str, Any]:
         "hardware_plan": plan,
         "dataflow": flow,
         "reasons": reasons,
+        "warnings": plausibility.warnings(clean, first, plan),
     }
 
 

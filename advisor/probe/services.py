@@ -3,6 +3,7 @@ and the Celery task call these; they do all the writes."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from typing import Any
@@ -83,7 +84,14 @@ def create_sample(
             raise SampleError(errors)
     rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
     path = conf.samples_root() / rel
-    size = samples.save(sample, path)
+    try:
+        size = samples.save(sample, path)  # atomic: a failed write leaves no partial file
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise samples.StorageFull(
+                {"file": ["the server's sample storage is full, so the sample was not kept; try again later"]}
+            ) from exc
+        raise
     try:
         return DataSample.objects.create(
             owner=owner,

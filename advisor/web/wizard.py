@@ -183,6 +183,7 @@ def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
     view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
     view["summary"] = spec_summary(result["spec"])
+    view["warnings"] = result["warnings"]
     return view
 
 

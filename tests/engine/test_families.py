@@ -123,4 +123,4 @@ def test_it_answers_in_plain_json_that_round_trips() -> None:
         rec = recommend(task_spec)
         text = json.dumps(rec, allow_nan=False)
         assert json.loads(text) == rec
-        assert set(rec) == {"spec", "candidates", "hardware_plan", "dataflow", "reasons"}
+        assert set(rec) == {"spec", "candidates", "hardware_plan", "dataflow", "reasons", "warnings"}
