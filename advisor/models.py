@@ -29,6 +29,12 @@ class Device(models.Model):
     queue = models.CharField(max_length=250, unique=True)
     worker = models.CharField(max_length=250, blank=True)
     details = models.JSONField(default=dict, blank=True)
+    # engine.profile.DeviceProfile (calibration.profile measures it); null until the device is profiled
+    profile = models.JSONField(null=True, blank=True)
+    torch_version = models.CharField(
+        max_length=100, blank=True
+    )  # of the profile: a new torch needs a new one
+    processor = models.CharField(max_length=300, blank=True)  # the profiled processor or GPU model
     registered_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
 

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from advisor import engine
+from advisor import engine, profiles
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
 
 log = logging.getLogger(__name__)
@@ -34,9 +34,10 @@ class JobFinished(Exception):
 # --- recommendations ---------------------------------------------------------------------------------------
 
 
-def advise(*, owner: AbstractBaseUser, spec: dict[str, Any]) -> Recommendation:
-    """Validate the spec through the engine and store its answer. Raises engine.SpecError on bad input."""
-    result = engine.recommend(spec)
+def advise(*, owner: AbstractBaseUser, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
+    """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
+    one. Raises engine.SpecError on bad input."""
+    result = profiles.recommend(spec, device)
     return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
 
 

@@ -76,6 +76,7 @@ def worker_env() -> dict[str, str]:
     """The environment a worker process needs to share this test run's database and broker."""
     db = settings.DATABASES["default"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "WORKER_HEARTBEAT_SECONDS": "0.5"}
+    env["WORKER_PROFILE_DEVICES"] = "0"  # 25 s per start; tests/calibration/test_profile.py profiles
     env["ADVISOR_VAR_DIR"] = str(settings.VAR_DIR)
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
     if db["ENGINE"].endswith("sqlite3"):

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from advisor import engine, queries, services
+from advisor import engine, profiles, queries, services
 from advisor.models import Device
 from advisor.web.auth import login_required
 from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
@@ -61,7 +61,9 @@ def wizard(request: HttpRequest) -> HttpResponse:
     if go == "recommend":
         if not errors:
             try:
-                rec = services.advise(owner=request.user, spec=form.to_spec())
+                spec = form.to_spec()
+                chosen = profiles.preselected(devices, spec)
+                rec = services.advise(owner=request.user, spec=spec, device=chosen)
             except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
                 errors = form.field_errors(exc.errors)
             else:
@@ -144,15 +146,16 @@ def _context(
         "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
         "devices": devices,
         "catalog_cpus": list(CATALOG_CPUS.values()),
-        "preview": _preview(spec) if spec is not None else None,
+        "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
     }
 
 
-def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's first candidate for the spec so far; None while the spec is not yet valid."""
+def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | None:
+    """The engine's first candidate for the spec so far, timed from the preselected device's profile; None
+    while the spec is not yet valid."""
     try:
-        result = engine.recommend(spec)
+        result = profiles.recommend(spec, device)
     except engine.SpecError:
         return None
     first = result["candidates"][0]
