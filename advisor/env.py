@@ -58,3 +58,30 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+# Defaults that have been public (this repository, docker/compose.yaml, Django's startproject): a key anyone
+# can read signs anyone's session.
+KNOWN_SECRET_KEYS = frozenset(
+    {"dev-only-insecure-key-set-SECRET_KEY-in-production", "change-me-in-production", "changeme", "secret"}
+)
+MIN_SECRET_LENGTH = 50  # Django's own deploy check (security.W009) asks for 50 characters, 5 of them distinct
+
+
+def env_secret(name: str, default: str, *, required: bool) -> str:
+    """A signing key. Where it is `required` (a public deployment) a missing, short or published key stops
+    start-up with a message naming the variable; elsewhere (local use) the default is fine."""
+    raw = os.environ.get(name)
+    if not required:
+        return default if raw is None else raw
+    how = (
+        f"set {name} to a random string of at least {MIN_SECRET_LENGTH} characters, e.g. "
+        '`python -c "import secrets; print(secrets.token_urlsafe(50))"`'
+    )
+    if not raw:
+        raise ImproperlyConfigured(f"{name} is not set: {how}")
+    if raw in KNOWN_SECRET_KEYS or raw.startswith("django-insecure-"):
+        raise ImproperlyConfigured(f"{name} is a published default: {how}")
+    if len(raw) < MIN_SECRET_LENGTH or len(set(raw)) < 5:
+        raise ImproperlyConfigured(f"{name} is too short ({len(raw)} characters): {how}")
+    return raw

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -92,6 +92,10 @@ class DeviceJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    if TYPE_CHECKING:  # every kind declares its own foreign key to the device it runs on
+        device: Device
+        device_id: str
 
     class Meta:
         abstract = True

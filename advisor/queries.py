@@ -103,7 +103,8 @@ def compare_choices(user: Any, kind: str, limit: int = 20) -> list[tuple[str, st
     keys = {f"f{i}": KT(f"result__candidates__{i}__family") for i in range(MAX_COMPARED_CANDIDATES)}
     keys |= {f"d{i}": KT(f"result__candidates__{i}__depth") for i in range(MAX_COMPARED_CANDIDATES)}
     candidates = []
-    for row in visible_recommendations(user).values("id", **keys)[:limit]:
+    for values in visible_recommendations(user).values("id", **keys)[:limit]:
+        row: dict[str, Any] = dict(values)
         for i in range(MAX_COMPARED_CANDIDATES):
             if row[f"f{i}"]:
                 label = f"#{row['id']} candidate {i + 1}: {row[f'f{i}']} ({row[f'd{i}']})"

@@ -2,50 +2,46 @@
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
-from django.utils import timezone
 
-from advisor import engine
+from advisor import engine, jobs
 from advisor.models import CalibrationJob, Measurement
-
-log = logging.getLogger(__name__)
-
-# Cancel checks and heartbeats hit the database; once a second is plenty for both.
-CHECK_EVERY_SECONDS = 1.0
+from advisor.services import CALIBRATIONS
 
 
 def run_calibration_job(*, job_id: int) -> str:
-    """Claim the job with a conditional UPDATE so a re-delivered or duplicate message does nothing, then
-    measure. Returns the job's final status (or 'skipped')."""
-    claimed = CalibrationJob.claim(job_id)
-    if not claimed:
-        log.info("calibration %s not claimed (already taken, finished or cancelled)", job_id)
-        return "skipped"
-    job = CalibrationJob.objects.select_related("device", "recommendation").get(pk=job_id)
+    """Claim the job (a re-delivered or duplicate message does nothing), then measure its sweep in child
+    processes, saving each configuration as it arrives. Returns the job's final status (or 'skipped')."""
+    return jobs.run_claimed(
+        CALIBRATIONS,
+        job_id,
+        related=("device", "recommendation"),
+        watcher=lambda job: jobs.Watcher(job, on_other=lambda event: _on_result(job, event)),
+        execute=_measure,
+        conclude=_conclude,
+    )
+
+
+def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     from advisor.calibration import JobPlan, run_job
 
-    candidate = job.recommendation.result["candidates"][job.candidate]
     plan = JobPlan(
-        candidate=candidate,
+        candidate=job.recommendation.result["candidates"][job.candidate],
         device=_torch_device(job),
         batch_sizes=list(job.batch_sizes),
         threads=list(job.threads),
         time_limit_s=float(job.time_limit_seconds),
         **_plan_options(job),
     )
-    watcher = _Watcher(job)
-    try:
-        summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
-    except Exception as exc:
-        log.exception("calibration %s crashed", job_id)
-        summary = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
-    return _finish(job, summary)
+    return run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+
+
+def _on_result(job: CalibrationJob, event: dict[str, Any]) -> None:
+    if event["type"] == "result":
+        record_result(job=job, event=event)
 
 
 PLAN_OPTIONS = {"min_iterations", "min_seconds", "warmup", "allocator", "max_batch_size"}
@@ -65,39 +61,8 @@ def _torch_device(job: CalibrationJob) -> str:
     return "cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}"
 
 
-class _Watcher:
-    """Receives the runner's events in the worker and answers its cancel checks; doubles as the heartbeat."""
-
-    def __init__(self, job: CalibrationJob) -> None:
-        self.job = job
-        self.last_check = 0.0
-        self.cancelled = False
-
-    def on_event(self, event: dict[str, Any]) -> None:
-        if event["type"] == "result":
-            record_result(job=self.job, event=event)
-        elif event["type"] == "progress":
-            total = max(int(event.get("total") or 1), 1)
-            CalibrationJob.objects.filter(pk=self.job.pk).update(
-                progress=min(1.0, int(event.get("done", 0)) / total),
-                step=str(event.get("step", ""))[:300],
-                heartbeat_at=timezone.now(),
-            )
-
-    def should_cancel(self) -> bool:
-        now = time.monotonic()
-        if now - self.last_check >= CHECK_EVERY_SECONDS:
-            self.last_check = now
-            CalibrationJob.objects.filter(pk=self.job.pk).update(heartbeat_at=timezone.now())
-            self.cancelled = CalibrationJob.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
-        return self.cancelled
-
-
-def _finish(job: CalibrationJob, summary: dict[str, Any]) -> str:
-    status = {
-        "succeeded": CalibrationJob.SUCCEEDED,
-        "cancelled": CalibrationJob.CANCELLED,
-    }.get(summary.get("status", ""), CalibrationJob.FAILED)
+def _conclude(job: CalibrationJob, watcher: jobs.Watcher, summary: dict[str, Any]) -> str:
+    status = jobs.final_status(summary)
     error = str(summary.get("error") or "")
     if summary.get("status") == "timed_out":
         error = error or f"stopped at the time limit of {job.time_limit_seconds} s"
@@ -106,16 +71,7 @@ def _finish(job: CalibrationJob, summary: dict[str, Any]) -> str:
         status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
     # Each configuration's result, with all its step samples, is in its Measurement row already.
     summary = {key: value for key, value in summary.items() if key != "results"}
-    CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
-        status=status,
-        error=error,
-        summary=summary,
-        estimate=estimate,
-        finished_at=timezone.now(),
-        progress=1.0 if status == CalibrationJob.SUCCEEDED else F("progress"),
-        step={"succeeded": "done", "cancelled": "cancelled", "failed": "failed"}[status],
-    )
-    return status
+    return jobs.finish(job, status=status, error=error, summary=summary, estimate=estimate)
 
 
 def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:

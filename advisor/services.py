@@ -3,38 +3,42 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from advisor import engine, profiles
-from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
+from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
+from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.probe.queries import latest_probe_estimates
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH_SIZE = 65536
 
 
-class CalibrationRefused(Exception):
+class CalibrationRefused(JobRefused):
     """A calibration request that must not be queued; `.errors` names the offending fields."""
 
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
-        self.errors = errors
 
-
-class JobFinished(Exception):
-    """Cancelling a job that already finished."""
+# A calibration runs advisor.run_calibration (advisor/tasks.py) on its device's queue; an orphan is re-queued
+# until CALIBRATION_MAX_ATTEMPTS starts.
+CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
+    CalibrationJob,
+    noun="calibration",
+    task="advisor.run_calibration",
+    max_attempts=lambda: int(settings.CALIBRATION_MAX_ATTEMPTS),
+    orphan_noun="job",
+)
 
 
 # --- recommendations ---------------------------------------------------------------------------------------
 
 
-def advise(*, owner: AbstractBaseUser, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
+def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
     """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
     one. Raises engine.SpecError on bad input."""
     result = profiles.recommend(spec, device)
@@ -48,29 +52,23 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     if not measured_too:
         return payload
     measured = latest_measured_estimates(rec)
-    extras = {field: annotate(rec) for field, annotate in CANDIDATE_EXTRAS.items()}
-    if measured or any(extras.values()):
+    probed = latest_probe_estimates(rec)
+    if measured or probed:
         candidates = []
         for i, cand in enumerate(payload["candidates"]):
             cand = {**cand, "estimate": measured[i]} if i in measured else cand
-            for field, per_candidate in extras.items():
-                if i in per_candidate:
-                    cand = {**cand, field: per_candidate[i]}
+            if i in probed:
+                cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
         payload["candidates"] = candidates
     return payload
-
-
-# Other apps add what they measured about a recommendation's candidates under a field of their own (the
-# accuracy probe: "accuracy_probe"), registered in their AppConfig.ready(): field -> rec -> {index: value}.
-CANDIDATE_EXTRAS: dict[str, Callable[[Recommendation], dict[int, dict[str, Any]]]] = {}
 
 
 def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
     jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
         "finished_at"
     )
-    return {job.candidate: {**job.estimate, "calibration": job.pk} for job in jobs}
+    return {job.candidate: {**(job.estimate or {}), "calibration": job.pk} for job in jobs}
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
@@ -78,7 +76,7 @@ def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
 
 def submit_calibration(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     recommendation: Recommendation,
     candidate: int,
     device: Device,
@@ -196,34 +194,8 @@ def sweep_seconds_floor(
 
 
 def publish(job: CalibrationJob) -> bool:
-    """Hand the calibration to the broker on its device's queue (see send_job)."""
-    from advisor.tasks import run_calibration
-
-    return send_job(job, run_calibration)
-
-
-def send_job(job: DeviceJob, task: Any, **options: Any) -> bool:
-    """Send a device job's task to its device's queue and record it as sent. A job the broker did not take
-    stays queued with sent_at empty (an outbox) and is sent again by the next worker heartbeat.
-
-    Fails fast: one connection attempt (bounded by broker_connection_timeout and, for Redis, the socket
-    timeouts in settings), no publish retries. kombu's default would retry connecting for the whole
-    connection timeout with 2 s pauses, and the API answers 503 while the client waits."""
-    from advisor.celery import app
-
-    try:
-        with app.producer_or_acquire() as producer:
-            producer.connection.ensure_connection(max_retries=0)
-            result = task.apply_async(
-                args=[job.pk], queue=job.device.queue, retry=False, producer=producer, **options
-            )
-    except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
-        log.warning("%s %s not sent, broker unreachable: %s", type(job).__name__, job.pk, exc)
-        return False
-    type(job).objects.filter(pk=job.pk).update(  # type: ignore[attr-defined]
-        sent_at=timezone.now(), options={**job.options, "task_id": result.id}
-    )
-    return True
+    """Hand the calibration to the broker on its device's queue (see jobs.send)."""
+    return CALIBRATIONS.publish(job)
 
 
 def delivered(job: CalibrationJob, *, created: bool) -> bool:
@@ -257,24 +229,6 @@ def idempotency_conflict(
 
 
 def cancel_calibration(*, job: CalibrationJob) -> CalibrationJob:
-    """Queued: cancelled at once (the task, if it still arrives, finds nothing to claim). Running: the runner
-    stops the measuring child at its next check."""
-    now = timezone.now()
-    if CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.QUEUED).update(
-        status=CalibrationJob.CANCELLED, finished_at=now, step="cancelled before it started"
-    ):
-        task_id = job.options.get("task_id")
-        if task_id:
-            from advisor.celery import app
-
-            try:
-                app.control.revoke(task_id)
-            except Exception as exc:  # revocation is an optimisation; the claim already guards the job
-                log.info("revoke of %s not broadcast: %s", task_id, exc)
-    elif not CalibrationJob.objects.filter(pk=job.pk, status=CalibrationJob.RUNNING).update(
-        cancel_requested=True
-    ):
-        job.refresh_from_db()
-        raise JobFinished(f"calibration {job.pk} already {job.status}")
-    job.refresh_from_db()
-    return job
+    """Queued: cancelled at once and its task revoked. Running: the runner stops the measuring child at its
+    next check. Finished: JobFinished."""
+    return cancel(CALIBRATIONS, job)

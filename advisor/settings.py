@@ -9,16 +9,39 @@ from pathlib import Path
 
 import dj_database_url
 
-from advisor.env import env_bool, env_float, env_int, env_list, env_str
+from advisor.env import env_bool, env_float, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ADVISOR_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-set-SECRET_KEY-in-production")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# --- Production by default outside local use ---------------------------------------------------------------
+# A host name other than this machine's means the site is reachable by others: unless DEBUG is on, the HTTPS
+# settings are then on and the secret key must be a real one (each can still be set on its own).
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "testserver", "::1", "[::1]", "0.0.0.0"}
+PUBLIC_HOSTS = [host for host in ALLOWED_HOSTS if host.lstrip(".") not in LOCAL_HOSTS]
+PRODUCTION = env_bool("PRODUCTION", not DEBUG and bool(PUBLIC_HOSTS))
+SECRET_KEY = env_secret(
+    "SECRET_KEY", "dev-only-insecure-key-set-SECRET_KEY-in-production", required=PRODUCTION
+)
+HTTPS = env_bool("HTTPS", PRODUCTION)  # served to browsers over TLS (by a proxy in front, see README)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# TLS ends at the proxy, which says so in X-Forwarded-Proto; trusted only where a proxy sets (and overwrites)
+# it, or a client could claim HTTPS over plain HTTP.
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", HTTPS) else None
+)
+CSRF_TRUSTED_ORIGINS = env_list(
+    "CSRF_TRUSTED_ORIGINS", [f"https://{host.lstrip('.')}" for host in PUBLIC_HOSTS] if HTTPS else []
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -140,6 +163,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "advisor.api.schema.add_common_errors",
+    ],
 }
 
 # --- Celery ------------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+handler404 = "advisor.api.policies.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),

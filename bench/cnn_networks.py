@@ -11,8 +11,6 @@ import copy
 from functools import cache
 from typing import Any
 
-from bench.networks import BATCH
-
 PUBLISHED = {"AlexNet": "alexnet", "ResNet-50": "resnet-50"}
 IMAGENET_SPEC: dict[str, Any] = {
     "task": "vision",
@@ -30,13 +28,13 @@ def _published() -> dict[str, dict[str, Any]]:
     return {c["published"]: c for c in recommend(IMAGENET_SPEC)["candidates"] if c.get("published")}
 
 
-def candidate(name: str, scale: float = 1.0) -> dict[str, Any]:
-    """The engine's published candidate, at the paper's mini-batch (`scale` does not apply to these)."""
+def candidate(name: str, batch_size: int) -> dict[str, Any]:
+    """The engine's published candidate, at the given mini-batch (the paper's; widths are never scaled)."""
     found = _published().get(PUBLISHED[name])
     if found is None:
         raise LookupError(f"the engine published no {PUBLISHED[name]!r} candidate for an ImageNet-like spec")
     cand = copy.deepcopy(found)
-    cand["training"]["batch_size"] = BATCH[name]
+    cand["training"]["batch_size"] = batch_size
     layout = (
         "torchvision 64-192-384-256-256, dropout"
         if name == "AlexNet"

@@ -1,4 +1,4 @@
-"""The six networks of Shi et al. (2016) as the advisor's candidate dicts (see /work/notes/candidate.md).
+"""The six networks of Shi et al. (2016) as the advisor's candidate dicts (see docs/CANDIDATE.md).
 
 Sizes are those of the authors' public harness (DLBench), not the paper's Table 2 parameter counts, which do
 not match its own layer sizes (FCN-5: Table 2 says 55 M, the layers give about 118 M). Each definition says
@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from typing import Any
+
+from bench import cnn_networks
 
 Candidate = dict[str, Any]
 
@@ -172,6 +174,5 @@ def candidate(name: str, scale: float = 1.0) -> Candidate:
         raise KeyError(f"unknown network {name!r}; choose from {', '.join(NAMES)}")
     if name in BUILDERS:
         return BUILDERS[name](scale)
-    from bench import cnn_networks  # the CNNs come from the engine when it publishes them
-
-    return cnn_networks.candidate(name, scale)
+    # The CNNs come from the engine, as it publishes them.
+    return cnn_networks.candidate(name, BATCH[name])  # `scale` does not apply to these

@@ -1,4 +1,4 @@
-"""Table 4 of Shi et al. (2016), re-aligned (a copy of /work/shared/data/shi2016_table4.csv ships beside it).
+"""Table 4 of Shi et al. (2016), re-aligned (shi2016_table4.csv beside it).
 
 Seconds per mini-batch for four tools on a 4-core desktop CPU at 1/2/4/8 threads, a 16-core server at 1-32
 threads, and three GPUs. The CSV's comment lines explain the re-alignment of the extracted text.

@@ -8,7 +8,8 @@ import orjson
 from django.conf import settings
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, parsers, renderers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.throttling import SimpleRateThrottle
@@ -132,3 +133,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             f"(limit {settings.CALIBRATION_THROTTLE_RATE} per user)"
         }
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's handler404: under /api/ a URL that matches no route (`/api/v1/calibrations/%C2%84/`) is
+    answered in the API's JSON error shape, not with the site's HTML page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception or Http404())

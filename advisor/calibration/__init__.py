@@ -8,6 +8,8 @@ Imports torch, never Django. Entry points (the bench, the worker's Celery task a
                                                         measure.py: one configuration, per the contract
   run_job(JobPlan(...), on_event=..., should_cancel=...) -> summary
                                                         runner.py: a sweep in spawned child processes
+  run_scaling(ScalingPlan(candidate, world_sizes=[1, 2], ...)) -> {status, error, rows}
+                                                        scaling.py + distributed.py: DDP ranks per world size
   sweep_summary(results) -> dict                        summary.py: fastest, scalings, cpu.threads.physical
   detect_devices() -> [{"kind": "cpu" | "cuda", ...}]   devices.py
   predicted_epoch_seconds / train_one_epoch             epoch.py: from a step to an epoch, and a real epoch
@@ -20,18 +22,21 @@ from advisor.calibration.epoch import predicted_epoch_seconds, train_one_epoch
 from advisor.calibration.layers import build
 from advisor.calibration.measure import measure
 from advisor.calibration.runner import JobPlan, PlanError, run_job
+from advisor.calibration.scaling import ScalingPlan, run_scaling
 from advisor.calibration.steps import make_step
 from advisor.calibration.summary import sweep_summary
 
 __all__ = [
     "JobPlan",
     "PlanError",
+    "ScalingPlan",
     "build",
     "detect_devices",
     "make_step",
     "measure",
     "predicted_epoch_seconds",
     "run_job",
+    "run_scaling",
     "sweep_summary",
     "train_one_epoch",
 ]

@@ -1,4 +1,4 @@
-"""Memory-allocator set-ups for a calibration child process (rule cpu.allocator, knowledge/rules.md).
+"""Memory-allocator set-ups for a calibration child process (rule cpu.allocator, advisor/engine/rules.json).
 
 glibc's malloc serves large blocks with mmap and hands them back to the OS on free, so a PyTorch CPU
 training step that frees and re-allocates its big activation and gradient tensors pays page faults and system

@@ -2,7 +2,7 @@
 
 Prediction: seconds per batch x batches per epoch, where a last, partial batch counts in proportion to its
 size (a step's time grows about linearly with the batch once the batch is not tiny). Time to train is that
-times the epochs (DESIGN.md, "Calibration methodology"). On a busy machine, predict from measure()'s
+times the epochs (docs/ARCHITECTURE.md, methodology). On a busy machine, predict from measure()'s
 `mean_seconds_per_batch`: an epoch pays for every stall, which the median leaves out.
 """
 

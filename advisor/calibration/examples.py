@@ -1,4 +1,4 @@
-"""Reference candidates for the benchmarks (bench harness / epoch), in the candidate.md format.
+"""Reference candidates for the benchmarks (bench harness / epoch), in the format of docs/CANDIDATE.md.
 
 Sizes follow common small tasks (MNIST-like images, short token sequences, tabular data) so that a step takes
 milliseconds to a few hundred milliseconds on a laptop CPU; `fcn5` is Shi et al.'s FCN-5 (DLBench's Caffe

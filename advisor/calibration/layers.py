@@ -1,4 +1,4 @@
-"""Build torch modules from a candidate's layer lists (the format of notes/candidate.md).
+"""Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
 the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, and container kinds the engine may add), which

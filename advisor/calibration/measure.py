@@ -1,6 +1,6 @@
 """`measure()`: time whole training steps of one candidate at one batch size and thread count.
 
-Method (DESIGN.md, "Calibration methodology"): synthetic data of the candidate's shapes is made on the
+Method (docs/ARCHITECTURE.md, methodology): synthetic data of the candidate's shapes is made on the
 device and given new values before each step's clock starts (an epoch brings new data every step); `warmup`
 steps are run and discarded; then whole steps (forward, loss, backward, optimiser step) are timed one by one
 until both `min_iterations` and `min_seconds` are reached. We report the median and the IQR of the per-step
@@ -24,13 +24,14 @@ import torch
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.memory import (
+    live_tensor_peak,
     peak_rss_bytes,
     release_free_memory,
     reset_peak_rss,
     rss_bytes,
     total_ram_bytes,
 )
-from advisor.calibration.steps import Batch, make_step
+from advisor.calibration.steps import Batch, TrainingStep, make_step
 
 NOISY_IQR_FRACTION = 0.10
 
@@ -130,6 +131,11 @@ def time_steps(
     }
 
 
+def _one_step(step: TrainingStep, batch: Batch) -> None:
+    step.refill(batch)
+    step.run(batch)
+
+
 def summarise_samples(samples: list[float]) -> tuple[float, float]:
     """Median and interquartile range of per-step seconds."""
     median = statistics.median(samples)
@@ -150,7 +156,7 @@ def measure(
     warmup: int = 2,
     memory_limit_bytes: int | None = None,
 ) -> dict[str, Any]:
-    """One measured configuration (contract: /work/shared/contract/README.md, Python entry points).
+    """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Out of memory is a result (status "oom"), not an exception. `memory_limit_bytes` only names the capacity
     in that message; the cap itself is enforced by the job's child process (runner.py).
@@ -165,6 +171,7 @@ def measure(
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(dev)
         base = torch.cuda.memory_allocated(dev)
+        base_reserved = torch.cuda.memory_reserved(dev)
     else:
         base = rss_bytes()
     hwm_reset = dev.type == "cpu" and reset_peak_rss()
@@ -198,11 +205,16 @@ def measure(
                 warmup=warmup,
                 refill=lambda: step.refill(batch),
             )
+            memory: dict[str, Any] = {"rss_growth_bytes": None, "max_memory_reserved_bytes": None}
             if dev.type == "cuda":
                 peak = torch.cuda.max_memory_allocated(dev) - base
+                memory["max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved(dev) - base_reserved
             else:
                 hwm = peak_rss_bytes() if hwm_reset else None
                 peak = (hwm if hwm is not None else rss_bytes()) - base
+                memory["rss_growth_bytes"] = max(0, int(peak))
+            # after the timed loop, so that tracking every operator costs the timings nothing
+            memory["live_tensor_peak_bytes"] = live_tensor_peak(lambda: _one_step(step, batch))
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -228,6 +240,9 @@ def measure(
             "iterations": 0,
             "examples_per_second": None,
             "peak_memory_bytes": None,
+            "live_tensor_peak_bytes": None,
+            "rss_growth_bytes": None,
+            "max_memory_reserved_bytes": None,
             "achieved_flops": None,
             "noisy": False,
             "samples": [],
@@ -246,6 +261,7 @@ def measure(
         "iterations": len(timing["samples"]),
         "examples_per_second": batch_size / seconds,
         "peak_memory_bytes": max(0, int(peak)),
+        **memory,
         "achieved_flops": info["step_flops_per_example"] * batch_size / seconds,
         "noisy": iqr / seconds > NOISY_IQR_FRACTION,
         **timing,

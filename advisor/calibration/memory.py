@@ -1,4 +1,5 @@
-"""Process memory on Linux: resident set, its high-water mark (resettable), and a real memory cap.
+"""Process memory on Linux: resident set, its high-water mark (resettable), a real memory cap, and the peak
+of live tensor bytes during a training step as PyTorch itself sees it (LiveTensors).
 
 Peak memory on CPU is the growth of the resident set over the configuration: the kernel's high-water mark
 VmHWM, reset before the configuration by writing 5 to /proc/self/clear_refs (Linux >= 4.0), minus the resident
@@ -15,9 +16,14 @@ import functools
 import gc
 import re
 import resource
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import psutil
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 _STATUS = "/proc/self/status"
 
@@ -84,3 +90,61 @@ def limit_data_memory(extra_bytes: int) -> int:
 
 def total_ram_bytes() -> int:
     return int(psutil.virtual_memory().total)
+
+
+class LiveTensors(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch leaves it untyped
+    """Live tensor bytes as PyTorch sees them: every storage an operator reads or writes is counted from the
+    first time it is seen until it is freed (a weakref finalizer on the storage, which PyTorch keeps as one
+    Python object for as long as the storage lives). Autograd's backward runs through the same dispatcher,
+    so what it saves and the gradients it makes are counted; buffers a kernel allocates for itself are not
+    (they are what the resident-set growth adds)."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.live = 0
+        self.peak = 0
+        self._sizes: dict[int, int] = {}
+
+    def _track(self, value: Any) -> None:
+        if not isinstance(value, torch.Tensor) or value.is_meta:
+            return
+        storage = value.untyped_storage()
+        key = storage._cdata
+        if key in self._sizes:
+            return
+        size = storage.nbytes()
+        self._sizes[key] = size
+        self.live += size
+        self.peak = max(self.peak, self.live)
+        weakref.finalize(storage, self._free, key, size)
+
+    def _free(self, key: int, size: int) -> None:
+        if self._sizes.pop(key, None) is not None:
+            self.live -= size
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        for value in tree_leaves((args, kwargs)):
+            self._track(value)
+        out = func(*args, **(kwargs or {}))
+        for value in tree_leaves(out):
+            self._track(value)
+        return out
+
+
+def live_tensor_peak(step: Callable[[], None]) -> int:
+    """The peak of live tensor bytes during one training step, everything it touches included (weights,
+    gradients, optimiser state, the batch, what autograd saves). The step runs twice: the first makes every
+    long-lived storage known (optimiser state is first touched after the backward pass), the second is
+    measured from there."""
+    tracker = LiveTensors()
+    with tracker:
+        step()
+        tracker.peak = tracker.live
+        step()
+    return tracker.peak

@@ -19,11 +19,7 @@ threads are measured in full, within time_limit_s.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import queue
-import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -34,14 +30,11 @@ from advisor.calibration.child import child_main
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
 from advisor.calibration.summary import sweep_summary
+from advisor.calibration.supervisor import Event, supervise
 
-Event = dict[str, Any]
-POLL_S = 0.2
-STOP_GRACE_S = 2.0
 EXIT_MARGIN_S = 1.5  # the child's soft budget stops this much before the hard limit
 FIRST_PHASE_SHARE = 0.7
 ALLOCATORS = ("default", "tuned", "auto", "jemalloc", "tcmalloc")
-_ENV_LOCK = threading.Lock()
 
 
 class PlanError(ValueError):
@@ -116,27 +109,6 @@ def child_payload(plan: JobPlan) -> dict[str, Any]:
     return payload
 
 
-def _describe_exit(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            return f"exit code {code} ({signal.Signals(-code).name})"
-        except ValueError:
-            pass
-    return f"exit code {code}"
-
-
-def _stop(proc: Any, *, finished: bool) -> None:
-    """Let a finished child exit; terminate, then kill, one that does not stop within the grace period."""
-    if finished:
-        proc.join(STOP_GRACE_S)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join(STOP_GRACE_S)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(STOP_GRACE_S)
-
-
 def _run_child(
     payload: dict[str, Any],
     env: dict[str, str],
@@ -147,66 +119,31 @@ def _run_child(
     children: list[dict[str, Any]],
 ) -> tuple[str, str | None, str | None]:
     """Run one child to its end; relay its events. Returns (status, error, stop_reason)."""
-    ctx = mp.get_context("spawn")
-    events = ctx.Queue()
-    payload = {**payload, "parent_pid": os.getpid()}
-    proc = ctx.Process(target=child_main, args=(payload, events), name="calibration", daemon=True)
-    # A spawned child inherits os.environ as it is at start(): change the keys that differ, for that instant.
-    changed = {k: os.environ.get(k) for k in set(os.environ) | set(env) if os.environ.get(k) != env.get(k)}
-    with _ENV_LOCK:
-        for key in changed:
-            if key in env:
-                os.environ[key] = env[key]
-            else:
-                del os.environ[key]
-        try:
-            proc.start()
-            children.append({"pid": proc.pid, "allocator": current_allocator(env)})
-        finally:
-            for key, value in changed.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    last_check = 0.0
-    finished = False
-    try:
-        while True:
-            try:
-                event: Event | None = events.get(timeout=POLL_S)
-            except queue.Empty:
-                event = None
-                if not proc.is_alive():
-                    try:  # the pipe may still hold what the child sent just before it ended
-                        event = events.get(timeout=POLL_S)
-                    except queue.Empty:
-                        proc.join()
-                        return (
-                            "failed",
-                            f"calibration process died with {_describe_exit(proc.exitcode)}",
-                            None,
-                        )
-            if event is not None:
-                kind = event["type"]
-                if kind == "done":
-                    finished = True
-                    return "succeeded", None, str(event["stop_reason"])
-                if kind == "error":
-                    return "failed", str(event["message"]), None
-                if kind == "result":
-                    results.append(event)
-                on_event(event)
-            now = time.monotonic()
-            if now - last_check >= POLL_S:
-                last_check = now
-                if should_cancel():
-                    return "cancelled", "cancelled on request", None
-                if now >= deadline:
-                    return "timed_out", "time limit reached; the measured configurations are kept", None
-    finally:
-        _stop(proc, finished=finished)
-        events.close()
-        events.cancel_join_thread()
+
+    def relay(event: Event) -> None:
+        if event["type"] == "result":
+            results.append(event)
+        on_event(event)
+
+    end = supervise(
+        child_main,
+        ({**payload, "parent_pid": os.getpid()},),
+        name="calibration",
+        env=env,
+        deadline=lambda: deadline,
+        on_event=relay,
+        should_cancel=should_cancel,
+        on_start=lambda pid: children.append({"pid": pid, "allocator": current_allocator(env)}),
+    )
+    if end.status == "done" and end.event is not None:
+        return "succeeded", None, str(end.event["stop_reason"])
+    if end.status == "error" and end.event is not None:
+        return "failed", str(end.event["message"]), None
+    if end.status == "died":
+        return "failed", f"calibration process died with {end.exit}", None
+    if end.status == "cancelled":
+        return "cancelled", "cancelled on request", None
+    return "timed_out", "time limit reached; the measured configurations are kept", None
 
 
 def run_job(

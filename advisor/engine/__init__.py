@@ -1,4 +1,4 @@
-"""The rules engine: pure Python (no Django, no torch). See /work/shared/contract/README.md.
+"""The rules engine: pure Python (no Django, no torch). See docs/CONTRACT.md.
 
 recommend(spec) -> Recommendation (without id)      normalise(spec) -> validated spec, defaults filled
 SpecError(.errors: {dotted.path: [messages]})         gpu_catalog() -> [GPU dicts]

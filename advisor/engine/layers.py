@@ -1,6 +1,6 @@
 """Exact counting over layer lists: output shape, parameters, forward FLOPs and stored activations.
 
-A layer is `{"kind": K, "args": A}` (see /work/notes/candidate.md). Shapes exclude the batch dimension.
+A layer is `{"kind": K, "args": A}` (see docs/CANDIDATE.md). Shapes exclude the batch dimension.
 FLOPs follow torch.utils.flop_counter: one multiply-add = 2 FLOPs, counted for matrix products and
 convolutions only (bias adds, activations, normalisation and pooling are not counted, as there).
 `activations` is the number of values a training step keeps for the backward pass per example: each

@@ -14,7 +14,7 @@ OPTIMISER_STATES = {"sgd": 1, "adam": 2}
 
 
 def network_inputs(candidate: dict[str, Any]) -> dict[str, Shape]:
-    """The per-example input shape of each network of a candidate (see /work/notes/candidate.md)."""
+    """The per-example input shape of each network of a candidate (see docs/CANDIDATE.md)."""
     io, networks = candidate["io"], candidate["networks"]
     shape = tuple(io["input_shape"])
     inputs: dict[str, Shape] = {}

@@ -1,4 +1,4 @@
-"""The rule catalog (rules.json beside this module; knowledge/rules.md plus the project's cited additions).
+"""The rule catalog (rules.json beside this module: the papers' rules and the project's cited additions).
 
 Each rule has an id, a condition (`when`), an effect (`then`), a text a beginner understands and its source.
 The conditions are evaluated where the decision is made (choice, sizing, training, plan, dataflow, budget);

@@ -15,6 +15,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.accounts import signed_in
 from advisor.api.policies import JSONParser
 from advisor.models import Device, Recommendation
 from advisor.probe import services
@@ -64,7 +65,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
                 return Response({"recommendation": ["no such recommendation of yours"]}, status=400)
         try:
             sample = services.create_sample(
-                owner=request.user,
+                owner=signed_in(request.user),
                 upload=asked.get("file"),
                 demo=asked.get("demo", ""),
                 name=asked["name"],
@@ -133,9 +134,9 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             job = services.submit_probe(
-                owner=request.user,
-                recommendation=rec,  # type: ignore[arg-type]
-                sample=sample,  # type: ignore[arg-type]
+                owner=signed_in(request.user),
+                recommendation=rec,
+                sample=sample,
                 device=device,  # type: ignore[arg-type]
                 time_limit_seconds=asked.get("time_limit_seconds"),
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.core.validators import MaxValueValidator
@@ -50,11 +50,12 @@ class ProbeForm(forms.Form):
 
     def __init__(self, *args: Any, samples: list[Any], devices: list[Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["sample"].choices = [
-            (s.pk, f"{s.name} — {s.examples} examples, {s.input_shape}") for s in samples
+        sample = cast(forms.TypedChoiceField, self.fields["sample"])
+        sample.choices = [(s.pk, f"{s.name} — {s.examples} examples, {s.input_shape}") for s in samples]
+        cast(forms.ChoiceField, self.fields["device"]).choices = [
+            (d.id, f"{d.id} — {d.name}") for d in devices
         ]
-        self.fields["device"].choices = [(d.id, f"{d.id} — {d.name}") for d in devices]
-        limit = self.fields["time_limit_seconds"]
+        limit = cast(forms.IntegerField, self.fields["time_limit_seconds"])
         limit.initial = conf.value("PROBE_DEFAULT_SECONDS")
         limit.max_value = conf.value("PROBE_MAX_SECONDS")
         limit.validators.append(MaxValueValidator(limit.max_value))

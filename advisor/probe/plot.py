@@ -19,13 +19,16 @@ def chart(
     y_label: str = "",
 ) -> dict[str, Any] | None:
     """series: [{"name", "kind": "line" | "dots", "points": [(x, y), ...]}]; None when nothing to draw."""
-    xs = [p[0] for s in series for p in s["points"]] + ([band[0]] if band else [])
-    ys = [p[1] for s in series for p in s["points"]] + ([band[1], band[2]] if band else [])
+    xs: list[float] = [p[0] for s in series for p in s["points"]] + ([band[0]] if band else [])
+    ys: list[float] = [p[1] for s in series for p in s["points"]] + ([band[1], band[2]] if band else [])
     if target is not None:
         ys.append(target)
     if not xs or not ys:
         return None
-    fx = (lambda v: math.log10(max(v, 1e-9))) if log_x else (lambda v: float(v))
+
+    def fx(v: float) -> float:
+        return math.log10(max(v, 1e-9)) if log_x else float(v)
+
     x0, x1 = fx(min(xs)), fx(max(xs))
     y0, y1 = min(ys), max(ys)
     if x1 - x0 < 1e-9:

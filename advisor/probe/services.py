@@ -7,13 +7,14 @@ import logging
 import uuid
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.utils import timezone
 
 from advisor import profiles
 from advisor import services as core
+from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
+from advisor.jobs import JobKind, JobRefused, cancel
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
 from advisor.probe.learning import samples
@@ -25,16 +26,24 @@ from advisor.probe.models import DataSample, ProbeJob
 log = logging.getLogger(__name__)
 
 
-class ProbeRefused(Exception):
+class ProbeRefused(JobRefused):
     """A probe request that must not be queued; `.errors` names the offending fields."""
 
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
-        self.errors = errors
+
+def _time_limits(job: ProbeJob) -> dict[str, Any]:
+    """Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
+    sized per job: the settings' defaults are the calibrations'."""
+    from advisor.probe.learning.child import STARTUP_LIMIT_S
+
+    backstop = job.time_limit_seconds + STARTUP_LIMIT_S
+    return {"soft_time_limit": backstop + 60, "time_limit": backstop + 120}
 
 
-class Conflict(Exception):
-    """The request conflicts with the object's state (a finished job, a sample a probe still needs)."""
+# A probe runs advisor.run_probe (advisor/probe/tasks.py) on its device's own queue, shared with
+# calibrations so a probe and a calibration never run on one device at once; an orphan is re-queued once.
+PROBES: JobKind[ProbeJob] = JobKind(
+    ProbeJob, noun="probe", task="advisor.run_probe", max_attempts=lambda: 2, send_options=_time_limits
+)
 
 
 # --- samples -----------------------------------------------------------------------------------------------
@@ -42,8 +51,8 @@ class Conflict(Exception):
 
 def create_sample(
     *,
-    owner: AbstractBaseUser,
-    upload: UploadedFile | None = None,
+    owner: User,
+    upload: UploadedFile[bytes] | None = None,
     demo: str = "",
     name: str = "",
     label_column: str = "",
@@ -130,7 +139,7 @@ def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
 
 def submit_probe(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     recommendation: Recommendation,
     sample: DataSample,
     device: Device,
@@ -192,34 +201,14 @@ def submit_probe(
 
 
 def publish(job: ProbeJob) -> bool:
-    """Hand the job to the broker on its device's own queue (shared with calibrations, so a probe and a
-    calibration never run on one device at once). Unsent jobs stay queued with sent_at empty."""
-    from advisor.probe.learning.child import STARTUP_LIMIT_S
-    from advisor.probe.tasks import run_probe
-
-    # Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
-    # sized per job: the settings' defaults are the calibrations'.
-    backstop = job.time_limit_seconds + STARTUP_LIMIT_S
-    return core.send_job(job, run_probe, soft_time_limit=backstop + 60, time_limit=backstop + 120)
-
-
-def resend_unsent(*, queues: list[str]) -> int:
-    jobs = ProbeJob.objects.filter(status=ProbeJob.QUEUED, sent_at__isnull=True, device__queue__in=queues)
-    return sum(publish(job) for job in jobs.select_related("device"))
+    """Hand the job to the broker on its device's queue (see jobs.send); unsent jobs stay queued."""
+    return PROBES.publish(job)
 
 
 def cancel_probe(*, job: ProbeJob) -> ProbeJob:
-    """Queued: cancelled at once (a message that still arrives finds nothing to claim). Running: the runner
-    stops the training process at its next check, keeping what was measured."""
-    if ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.QUEUED).update(
-        status=ProbeJob.CANCELLED, finished_at=timezone.now(), step="cancelled before it started"
-    ):
-        pass
-    elif not ProbeJob.objects.filter(pk=job.pk, status=ProbeJob.RUNNING).update(cancel_requested=True):
-        job.refresh_from_db()
-        raise Conflict(f"probe {job.pk} already {job.status}")
-    job.refresh_from_db()
-    return job
+    """Queued: cancelled at once and its task revoked. Running: the runner stops the training process at its
+    next check, keeping what was measured. Finished: Conflict (jobs.JobFinished)."""
+    return cancel(PROBES, job)
 
 
 def seconds_per_epoch(
@@ -237,22 +226,3 @@ def seconds_per_epoch(
     if estimate.get("seconds_per_epoch") is None:
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}
-
-
-def latest_probe_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
-    """Per candidate index, what its latest finished probe measured: the held-out score on the sample, the
-    expected score at full size, and (where it reached the target) the epochs and seconds to the target. For
-    merging into a recommendation's estimates (the time to train at the accuracy target)."""
-    found: dict[int, dict[str, Any]] = {}
-    for job in rec.probes.filter(status=ProbeJob.SUCCEEDED, verdict__isnull=False).order_by("finished_at"):
-        verdict = job.verdict or {}
-        for role, index in (("shallow", job.shallow_candidate), ("deep", job.deep_candidate)):
-            score = verdict.get(f"{role}_score")
-            if index is None or score is None:
-                continue
-            entry: dict[str, Any] = {"probe": job.pk, "score": score, "metric": verdict.get("metric")}
-            if verdict.get("chosen") == role:
-                entry["expected"] = verdict.get("expected")
-                entry["time_to_target"] = verdict.get("time_to_target")
-            found[index] = entry
-    return found

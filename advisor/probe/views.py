@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,16 +13,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from advisor.accounts import signed_in
 from advisor.models import Device, Recommendation
 from advisor.probe import conf, services
 from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
 from advisor.probe.plot import probe_charts
+from advisor.web.auth import HtmxHttpRequest, login_required
 
 
 def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
-    return queryset if request.user.is_staff else queryset.filter(owner=request.user)
+    return queryset if request.user.is_staff else queryset.filter(owner=signed_in(request.user))
 
 
 def _page(
@@ -35,7 +36,7 @@ def _page(
     status: int = 200,
     selected: int | None = None,
 ) -> HttpResponse:
-    samples = list(DataSample.objects.filter(owner=request.user)[:50])
+    samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
     devices = [d for d in Device.objects.all() if d.online]
     initial = {"sample": selected} if selected else {}
     shallow, deep = services.pick_candidates(rec)
@@ -48,7 +49,7 @@ def _page(
         "probe_form": probe_form or ProbeForm(initial=initial, samples=samples, devices=devices),
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
-        "probes": rec.probes.filter(owner=request.user)[:20],
+        "probes": rec.probes.filter(owner=signed_in(request.user))[:20],
         "max_mib": conf.value("SAMPLE_MAX_BYTES") / 2**20,
     }
     return render(request, "probe/new.html", context, status=status)
@@ -63,7 +64,7 @@ def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
         return _page(
             request, rec, selected=int(selected) if selected.isdigit() and len(selected) < 18 else None
         )
-    samples = list(DataSample.objects.filter(owner=request.user)[:50])
+    samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
     devices = [d for d in Device.objects.all() if d.online]
     form = ProbeForm(request.POST, samples=samples, devices=devices)
     if not form.is_valid():
@@ -71,7 +72,7 @@ def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
     data = form.cleaned_data
     try:
         job = services.submit_probe(
-            owner=request.user,
+            owner=signed_in(request.user),
             recommendation=rec,
             sample=next(s for s in samples if s.pk == data["sample"]),
             device=next(d for d in devices if d.id == data["device"]),
@@ -94,7 +95,7 @@ def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
     data = form.cleaned_data
     try:
         sample = services.create_sample(
-            owner=request.user,
+            owner=signed_in(request.user),
             upload=data.get("file"),
             demo=data.get("demo") or "",
             name=data.get("name") or "",
@@ -111,7 +112,7 @@ def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @login_required
-def probe(request: HttpRequest, pk: int) -> HttpResponse:
+def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
         _own(ProbeJob.objects.select_related("recommendation", "sample", "device"), request), pk=pk
     )
@@ -123,8 +124,9 @@ def probe(request: HttpRequest, pk: int) -> HttpResponse:
         "charts": probe_charts(job.results, target),
         "target": target,
     }
-    if request.htmx:
+    if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "probe/probe.html#status", context)
+        # 286 tells htmx to stop polling: the job will not change any more.
         return HttpResponseStopPolling(response.content) if job.finished else response
     return render(request, "probe/probe.html", context)
 

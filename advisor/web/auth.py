@@ -13,8 +13,15 @@ from django.contrib.auth.decorators import login_required as django_login_requir
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
 
 View = Callable[..., HttpResponse]
+
+
+class HtmxHttpRequest(HttpRequest):
+    """The request type of views that read django-htmx's details (its middleware sets them on every one)."""
+
+    htmx: HtmxDetails
 
 
 def login_required(view: View) -> View:

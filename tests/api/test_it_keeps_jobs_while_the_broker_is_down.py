@@ -2,7 +2,7 @@
 
 Chosen behaviour: a submission the broker refuses is kept, not rolled back. The API answers 503 with the job
 (status queued, sent false); the job waits in the outbox (sent_at NULL) and is sent when the broker is back,
-by a worker's heartbeat (workers.resend_unsent) or by the client retrying with the same Idempotency-Key."""
+by a worker's heartbeat (jobs.resend_unsent) or by the client retrying with the same Idempotency-Key."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from advisor import workers
+from advisor import jobs, services
 from advisor.models import CalibrationJob, Device, Recommendation
 from tests.api.conftest import RedisServer
 
@@ -55,7 +55,7 @@ def test_it_answers_503_keeps_the_job_and_sends_it_when_the_broker_is_back(
 
     redis_broker.start()  # same port, empty: whatever arrives now was sent after the outage
     assert _waiting(redis_broker, device) == 0
-    assert workers.resend_unsent(queues=[device.queue]) == 2
+    assert jobs.resend_unsent(services.CALIBRATIONS, queues=[device.queue]) == 2
     assert _waiting(redis_broker, device) == 2
     job.refresh_from_db()
     assert job.sent_at is not None and job.status == "queued"

@@ -1,4 +1,4 @@
-"""Small hand-written candidates of every family, in the format of notes/candidate.md (tiny, fast)."""
+"""Small hand-written candidates of every family, in the format of docs/CANDIDATE.md (tiny, fast)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import psutil
 PARENT = textwrap.dedent(
     """
     import multiprocessing as mp, os, sys, time
-    from advisor.calibration.orphans import die_with_parent
+    from advisor.calibration.parent_death import die_with_parent
 
     def child(parent_pid):
         die_with_parent(parent_pid)

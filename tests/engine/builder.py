@@ -1,4 +1,4 @@
-"""The tests' own torch builder for engine layer lists (candidate.md), including the engine's added kinds."""
+"""The tests' own torch builder for engine layer lists (docs/CANDIDATE.md), with the engine's added kinds."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class LastStep(nn.Module):
 
 
 class SequenceOnly(nn.Module):
-    """A recurrent layer whose output is the sequence only (candidate.md)."""
+    """A recurrent layer whose output is the sequence only (docs/CANDIDATE.md)."""
 
     def __init__(self, inner: nn.Module) -> None:
         super().__init__()

@@ -11,7 +11,7 @@ import pytest
 from advisor.engine import estimate_for, gpu_catalog, measured_estimate, memory_for, recommend
 from tests.engine.specs import CPU, GPU, spec
 
-TABLE4 = Path("/work/shared/data/shi2016_table4.csv")
+TABLE4 = Path(__file__).resolve().parents[2] / "bench" / "shi2016_table4.csv"  # shipped with the bench
 MNIST = spec("vision", [1, 28, 28], outputs=10, examples=60_000)
 
 
@@ -98,7 +98,6 @@ def _fastest(network: str, column: str) -> float:
     )
 
 
-@pytest.mark.skipif(not TABLE4.exists(), reason="needs the Shi et al. Table 4 data")
 @pytest.mark.parametrize("gpu", ["gtx-980", "gtx-1080", "k80-gk210"])
 @pytest.mark.parametrize(("published", "network"), [("alexnet", "AlexNet"), ("resnet-50", "ResNet-50")])
 def test_it_estimates_within_2x_of_shi_et_als_fastest_tool(gpu: str, published: str, network: str) -> None:
@@ -135,7 +134,6 @@ def test_it_catalogs_the_sources_gpus_and_todays_with_sourced_figures() -> None:
     assert gpu_catalog()[0]["name"] != "changed"
 
 
-@pytest.mark.skipif(not TABLE4.exists(), reason="needs the Shi et al. Table 4 data")
 @pytest.mark.parametrize("gpu", ["gtx-980", "gtx-1080", "k80-gk210"])
 @pytest.mark.parametrize("steps", [32, 64])
 def test_it_builds_shi_et_als_lstm_and_estimates_it_within_2x(gpu: str, steps: int) -> None:

@@ -1,4 +1,4 @@
-"""Every rule of knowledge/rules.md (and the project's additions) fires when its condition holds and not
+"""Every rule of advisor/engine/rules.json fires when its condition holds and not
 otherwise; every reason cites its rule's source; the rule catalog is complete and readable."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from advisor import running, services, workers
+from advisor import jobs, running, services, workers
 from advisor.models import CalibrationJob, Device, Recommendation
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +76,7 @@ def test_it_refuses_to_cancel_a_finished_job(job: CalibrationJob) -> None:
 def test_it_requeues_an_orphan_while_attempts_remain(job: CalibrationJob, device: Device) -> None:
     stale = timezone.now() - timedelta(minutes=2)
     CalibrationJob.objects.filter(pk=job.pk).update(status="running", attempts=1, heartbeat_at=stale)
-    assert workers.reap_orphans(device_ids=[device.id], stale_after=30) == [job.pk]
+    assert jobs.reap_orphans(services.CALIBRATIONS, device_ids=[device.id], stale_after=30) == [job.pk]
     job.refresh_from_db()
     assert job.status == "queued" and "re-queued" in job.step
 
@@ -87,7 +87,7 @@ def test_it_fails_an_orphan_with_a_reason_when_attempts_are_spent(
     settings.CALIBRATION_MAX_ATTEMPTS = 1
     stale = timezone.now() - timedelta(minutes=2)
     CalibrationJob.objects.filter(pk=job.pk).update(status="running", attempts=1, heartbeat_at=stale)
-    workers.reap_orphans(device_ids=[device.id], stale_after=30)
+    jobs.reap_orphans(services.CALIBRATIONS, device_ids=[device.id], stale_after=30)
     job.refresh_from_db()
     assert job.status == "failed"
     assert "stopped while this job ran" in job.error and job.finished_at is not None
@@ -95,11 +95,11 @@ def test_it_fails_an_orphan_with_a_reason_when_attempts_are_spent(
 
 def test_it_leaves_a_job_with_a_fresh_heartbeat_alone(job: CalibrationJob, device: Device) -> None:
     CalibrationJob.objects.filter(pk=job.pk).update(status="running", attempts=1, heartbeat_at=timezone.now())
-    assert workers.reap_orphans(device_ids=[device.id], stale_after=30) == []
+    assert jobs.reap_orphans(services.CALIBRATIONS, device_ids=[device.id], stale_after=30) == []
 
 
 def test_it_keeps_an_unsent_job_queued_for_the_next_heartbeat(job: CalibrationJob, device: Device) -> None:
     CalibrationJob.objects.filter(pk=job.pk).update(sent_at=None)
-    assert workers.resend_unsent(queues=[device.queue]) == 1
+    assert jobs.resend_unsent(services.CALIBRATIONS, queues=[device.queue]) == 1
     job.refresh_from_db()
     assert job.sent_at is not None and job.options["task_id"]

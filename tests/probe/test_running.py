@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from advisor.probe import running, services
+from advisor import jobs
+from advisor.probe import queries, running, services
 from advisor.probe.models import ProbeJob
 
 pytestmark = pytest.mark.django_db
@@ -47,12 +48,14 @@ def test_it_recovers_a_probe_whose_worker_died(
     ProbeJob.objects.filter(pk=job.pk).update(
         status=ProbeJob.RUNNING, heartbeat_at=stale, attempts=attempts, cancel_requested=cancel
     )
-    assert running.reap_orphans(device_ids=[job.device_id], stale_after=30) == [job.pk]
+    assert jobs.reap_orphans(services.PROBES, device_ids=[job.device_id], stale_after=30) == [job.pk]
     job.refresh_from_db()
     assert job.status == final and "stopped while this probe ran" in job.error
     fresh = timezone.now()
     ProbeJob.objects.filter(pk=job.pk).update(status=ProbeJob.RUNNING, heartbeat_at=fresh)
-    assert running.reap_orphans(device_ids=[job.device_id], stale_after=30) == []  # a live one is left alone
+    assert (
+        jobs.reap_orphans(services.PROBES, device_ids=[job.device_id], stale_after=30) == []
+    )  # a live one is left alone
 
 
 def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> None:
@@ -64,11 +67,11 @@ def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> Non
         "expected": {"estimate": 0.98},
         "time_to_target": {"reached": True, "epochs_at_full_size": 3, "seconds_to_target": 1.5},
     }
-    assert services.latest_probe_estimates(job.recommendation) == {}  # a queued probe has measured nothing
+    assert queries.latest_probe_estimates(job.recommendation) == {}  # a queued probe has measured nothing
     ProbeJob.objects.filter(pk=job.pk).update(
         status=ProbeJob.SUCCEEDED, verdict=verdict, finished_at=timezone.now()
     )
-    found = services.latest_probe_estimates(job.recommendation)
+    found = queries.latest_probe_estimates(job.recommendation)
     assert list(found) == [job.shallow_candidate]
     assert found[job.shallow_candidate]["score"] == 0.97
     assert found[job.shallow_candidate]["time_to_target"]["epochs_at_full_size"] == 3

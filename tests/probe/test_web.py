@@ -154,3 +154,21 @@ def test_it_links_the_probe_from_the_recommendation_page(
     html = browser.get(f"/recommendations/{iris_rec.pk}/").content.decode()
     assert f'href="/recommendations/{iris_rec.pk}/probe/"' in html
     assert f'href="/probes/{job.pk}/"' in html and "deep not needed" in html
+
+
+def test_it_sends_an_expired_htmx_session_to_the_login_page(
+    user: Any, iris_rec: Any, device: Any, samples_dir: Any
+) -> None:
+    from advisor.probe import services
+
+    sample = services.create_sample(owner=user, demo="iris")
+    job = services.submit_probe(owner=user, recommendation=iris_rec, sample=sample, device=device)
+    response = Client().get(
+        f"/probes/{job.pk}/",
+        HTTP_HX_CURRENT_URL=f"http://testserver/probes/{job.pk}/",
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == f"/accounts/login/?next=%2Fprobes%2F{job.pk}%2F"
+    plain = Client().get(f"/probes/{job.pk}/")
+    assert plain.status_code == 302 and plain["Location"].startswith("/accounts/login/")

@@ -3,7 +3,7 @@
 - AlexNet: torchvision's 64-192-384-256-256 layout (Krizhevsky et al. 2012, one-GPU variant per Krizhevsky
   2014); 61,100,840 parameters at 1000 classes.
 - ResNet-50: He et al. 2015, bottleneck blocks [3, 4, 6, 3], stride on the 3x3 convolution (torchvision
-  "v1.5"); 25,557,032 parameters at 1000 classes. Blocks use the `Residual` kind (see candidate.md).
+  "v1.5"); 25,557,032 parameters at 1000 classes. Blocks use the `Residual` kind (see docs/CANDIDATE.md).
 - GoogLeNet: Szegedy et al. 2015 as torchvision builds it (batch-norm convolutions, 3x3 in the "5x5" branch,
   no auxiliary classifiers); 6,624,904 parameters at 1000 classes. Inceptions use the `Concat` kind.
 The last Linear maps to the task's number of classes.

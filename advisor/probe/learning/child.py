@@ -9,28 +9,22 @@ answers in time with what it has; the hard stop is for a child that does not.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import queue
-import signal
-import threading
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from advisor.calibration.orphans import die_with_parent
+from advisor.calibration.parent_death import die_with_parent
+from advisor.calibration.supervisor import supervise
 from advisor.probe.learning.plan import ProbePlan
 
-POLL_S = 0.2
-GRACE_S = 2.0
 SOFT_MARGIN_S = 2.0  # the child aims to answer this long before the hard limit
 STARTUP_LIMIT_S = 90.0  # starting the child and importing torch; not part of the probe's own time limit
-_ENV_LOCK = threading.Lock()
 
 
-def child_main(plan: dict[str, Any], threads: int, events: Any, parent_pid: int) -> None:
+def child_main(plan: dict[str, Any], threads: int, parent_pid: int, events: Any) -> None:
     die_with_parent(parent_pid)
     try:
         import torch
@@ -55,31 +49,6 @@ def child_main(plan: dict[str, Any], threads: int, events: Any, parent_pid: int)
         )
 
 
-def _start(proc: Any) -> None:
-    """Start with the tuned glibc allocator settings; glibc reads them only at process start."""
-    from advisor.calibration.allocator import child_environment
-
-    env = child_environment("tuned")
-    with _ENV_LOCK:
-        saved = dict(os.environ)
-        os.environ.clear()
-        os.environ.update(env)
-        try:
-            proc.start()
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            return f"exit code {code} ({signal.Signals(-code).name})"
-        except ValueError:
-            pass
-    return f"exit code {code}"
-
-
 def run_in_child(
     plan: ProbePlan,
     *,
@@ -91,65 +60,47 @@ def run_in_child(
 ) -> dict[str, Any]:
     """Returns {"status": succeeded|failed|cancelled|timed_out, "error", "result", "startup_s", "probe_s"};
     the child's events go to on_event. The time limit runs from the child's "ready" (imports done)."""
+    from advisor.calibration.allocator import child_environment
+
     started = time.monotonic()
     ready: float | None = None
     deadline = started + startup_limit_s
-    ctx = mp.get_context("spawn")
-    events = ctx.Queue()
-    proc = ctx.Process(
-        target=child_main, args=(asdict(plan), threads, events, os.getpid()), name="probe", daemon=True
+
+    def relay(event: dict[str, Any]) -> None:
+        nonlocal ready, deadline
+        if event["type"] == "ready":
+            ready = time.monotonic()
+            deadline = ready + time_limit_s
+        else:
+            on_event(event)
+
+    end = supervise(
+        child_main,
+        (asdict(plan), threads, os.getpid()),
+        name="probe",
+        env=child_environment("tuned"),  # the tuned glibc allocator; glibc reads it only at process start
+        deadline=lambda: deadline,
+        on_event=relay,
+        should_cancel=should_cancel,
     )
-    _start(proc)
-    finished = False
-
-    def outcome(status: str, error: str | None = None, **more: Any) -> dict[str, Any]:
-        now = time.monotonic()
-        return {
-            "status": status,
-            "error": error,
-            "result": None,
-            "startup_s": round((ready or now) - started, 2),
-            "probe_s": None if ready is None else round(now - ready, 2),
-            **more,
-        }
-
-    try:
-        while True:
-            try:
-                event: dict[str, Any] | None = events.get(timeout=POLL_S)
-            except queue.Empty:
-                event = None
-            if event is None and not proc.is_alive():
-                try:  # whatever the child sent before it ended is still in the pipe
-                    event = events.get(timeout=POLL_S)
-                except queue.Empty:
-                    proc.join()
-                    return outcome("failed", f"the probe process died with {_describe_exit(proc.exitcode)}")
-            if event is not None:
-                if event["type"] == "done":
-                    finished = True
-                    return outcome("succeeded", result=event["result"])
-                if event["type"] == "error":
-                    return outcome("failed", event["message"], trace=event.get("trace"))
-                if event["type"] == "ready":
-                    ready = time.monotonic()
-                    deadline = ready + time_limit_s
-                else:
-                    on_event(event)
-            if should_cancel():
-                return outcome("cancelled", "cancelled on request")
-            if time.monotonic() >= deadline:
-                if ready is None:
-                    return outcome(
-                        "timed_out", f"the probe process did not start within {startup_limit_s:g} s"
-                    )
-                return outcome("timed_out", f"stopped at the time limit of {time_limit_s:g} s")
-    finally:
-        if finished:
-            proc.join(GRACE_S)
-        for stop in (proc.terminate, proc.kill):
-            if proc.is_alive():
-                stop()
-                proc.join(GRACE_S)
-        events.close()
-        events.cancel_join_thread()
+    now = time.monotonic()
+    outcome: dict[str, Any] = {
+        "status": "failed",
+        "error": None,
+        "result": None,
+        "startup_s": round((ready or now) - started, 2),
+        "probe_s": None if ready is None else round(now - ready, 2),
+    }
+    if end.status == "done" and end.event is not None:
+        return {**outcome, "status": "succeeded", "result": end.event["result"]}
+    if end.status == "error" and end.event is not None:
+        return {**outcome, "error": end.event["message"], "trace": end.event.get("trace")}
+    if end.status == "died":
+        return {**outcome, "error": f"the probe process died with {end.exit}"}
+    if end.status == "cancelled":
+        return {**outcome, "status": "cancelled", "error": "cancelled on request"}
+    if ready is None:
+        error = f"the probe process did not start within {startup_limit_s:g} s"
+    else:
+        error = f"stopped at the time limit of {time_limit_s:g} s"
+    return {**outcome, "status": "timed_out", "error": error}

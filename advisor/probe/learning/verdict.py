@@ -1,6 +1,6 @@
 """The probe's verdict: what the numbers say about shallow versus deep, in one sentence and in fields.
 
-Rules cited (knowledge/rules.md): net.shallow.first (W §III-A): a shallow network first, a deep one only
+Rules cited (engine/rules.json): net.shallow.first (W §III-A): a shallow network first, a deep one only
 if the result misses the acceptable error rate; net.shallow.validate (W §III-A-1): shallow networks need
 careful validation, they risk overfitting.
 """
