@@ -83,7 +83,7 @@ def recommend(spec: Any, device: Device | None) -> dict[str, Any]:
     """engine.recommend with the device's profile when it has one (else the catalog path)."""
     if device is None or not device.profile:
         return engine.recommend(spec)
-    return engine.recommend(spec, profile=device.profile, device=device.pk)  # type: ignore[arg-type]
+    return engine.recommend(spec, profile=device.profile, device=device.pk)
 
 
 def preselected(devices: Iterable[Device], spec: dict[str, Any] | None) -> Device | None:

@@ -51,7 +51,7 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _O
     def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs:
             # OPTIONS (DRF's metadata) asks for an empty serializer to describe what POST accepts: a TaskSpec.
-            return TaskSpecSerializer()
+            return RecommendationRequestSerializer()
         return _Payload(*args, **kwargs)
 
     @extend_schema(

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from advisor import profiles, workers
+from advisor.models import Device
 
 
 class Command(BaseCommand):
@@ -30,7 +31,7 @@ class Command(BaseCommand):
         if not found:
             raise CommandError(f"no device {options['device']!r} on this machine")
         ident = f"{options['host']}-{kind}{index or 0}"
-        device = profiles.Device.objects.filter(pk=ident).first()
+        device = Device.objects.filter(pk=ident).first()
         if device is None:  # not announced by a worker yet: register it (no worker: shown offline soon)
             device = workers.register_devices(host=options["host"], worker="", devices=found)[0]
         try:
