@@ -35,7 +35,7 @@ def store_profile(*, device: Device, profile: DeviceProfile) -> Device:
     return device
 
 
-def profile_devices(devices: Iterable[Device]) -> list[Device]:
+def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = None) -> list[Device]:
     """Profile every device without a current profile (the worker calls this before taking jobs); a failed
     profile is logged and leaves the device on the catalog path, never stops the worker."""
     import torch
@@ -49,7 +49,8 @@ def profile_devices(devices: Iterable[Device]) -> list[Device]:
         if is_current(device.profile, torch_version=torch.__version__, processor=processor):
             continue
         try:
-            profile = profile_in_child(f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu")
+            name = f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu"
+            profile = profile_in_child(name, threads=threads)
         except (RuntimeError, OSError, ValueError) as exc:
             log.warning("could not profile %s: %s", device.pk, exc)
             continue

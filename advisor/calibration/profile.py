@@ -159,6 +159,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
 
 def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
     host = torch.rand(16 * 2**20 // 4).pin_memory()
+
     def copy() -> None:
         host.to(dev, non_blocking=True)
 
