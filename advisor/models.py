@@ -50,6 +50,27 @@ class Device(models.Model):
         return timezone.now() - self.last_seen < timedelta(seconds=3 * period + 2)
 
 
+class TimeModel(models.Model):
+    """The learned correction of one device's profiled times (advisor.engine.learned), refitted after each
+    finished calibration on it: a new version each time, with its cross-validated error."""
+
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="time_models")
+    version = models.PositiveIntegerField()
+    rows = models.PositiveIntegerField()  # measurements it learned from
+    networks = models.PositiveIntegerField()  # distinct networks among them
+    expected_error = models.FloatField()  # 90th percentile |relative error|, leaving each network out
+    median_error = models.FloatField()
+    fitted = models.BinaryField()  # the pickled regressor: written and read by this application only
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["device", "-version"]
+        constraints = [models.UniqueConstraint(fields=["device", "version"], name="one_time_model_version")]
+
+    def __str__(self) -> str:
+        return f"time model {self.version} of {self.device_id}"
+
+
 class Recommendation(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
+import pickle
 import socket
 from collections.abc import Iterable
 from typing import Any
 
 from advisor import engine
+from advisor.engine.learned import Correction, fit_correction
 from advisor.engine.profile import DeviceProfile, is_current
-from advisor.models import Device
+from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +62,35 @@ def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = No
     return done
 
 
+def refit_time_model(*, device: Device) -> TimeModel | None:
+    """Fit the device's learned correction on every successful measurement on it (the Celery task after each
+    finished calibration); a new version with its cross-validated error, or None while too few rows."""
+    if not device.profile:
+        return None
+    measured = Measurement.objects.filter(
+        job__device=device, job__status=CalibrationJob.SUCCEEDED, status="ok", seconds_per_batch__gt=0
+    ).select_related("job__recommendation")
+    configs = []
+    for m in measured:
+        candidate = m.job.recommendation.result["candidates"][m.job.candidate]
+        key = hashlib.sha1(json.dumps(candidate["networks"], sort_keys=True).encode()).hexdigest()
+        configs.append((key, candidate, m.batch_size, m.threads or 1, float(m.seconds_per_batch or 0)))
+    fitted = fit_correction(configs, device.profile)
+    if fitted is None:
+        return None
+    correction, errors = fitted
+    last = device.time_models.order_by("-version").first()
+    return TimeModel.objects.create(
+        device=device,
+        version=(last.version + 1) if last else 1,
+        rows=len(configs),
+        networks=len({c[0] for c in configs}),
+        expected_error=errors["p90"],
+        median_error=errors["median"],
+        fitted=pickle.dumps(correction.model),
+    )
+
+
 # --- reads -------------------------------------------------------------------------------------------------
 
 
@@ -80,11 +113,21 @@ def resolve(name: str, *, shorthand: bool = True, field: str = "device") -> Devi
     return device
 
 
+def correction_for(device: Device) -> Correction | None:
+    """The device's latest learned correction, if one was fitted on its current profile's rows."""
+    latest = device.time_models.order_by("-version").first()
+    if latest is None:
+        return None
+    # our own rows, written by refit_time_model: not data from a user
+    return Correction(pickle.loads(bytes(latest.fitted)), latest.expected_error)
+
+
 def recommend(spec: Any, device: Device | None) -> dict[str, Any]:
-    """engine.recommend with the device's profile when it has one (else the catalog path)."""
+    """engine.recommend with the device's profile when it has one (else the catalog path), corrected by the
+    model learned from its calibrations when there is one."""
     if device is None or not device.profile:
         return engine.recommend(spec)
-    return engine.recommend(spec, profile=device.profile, device=device.pk)
+    return engine.recommend(spec, profile=device.profile, device=device.pk, correction=correction_for(device))
 
 
 def preselected(devices: Iterable[Device], spec: dict[str, Any] | None) -> Device | None:

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from advisor import engine, jobs
 from advisor.models import CalibrationJob, Measurement
@@ -71,7 +72,17 @@ def _conclude(job: CalibrationJob, watcher: jobs.Watcher, summary: dict[str, Any
         status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
     # Each configuration's result, with all its step samples, is in its Measurement row already.
     summary = {key: value for key, value in summary.items() if key != "results"}
-    return jobs.finish(job, status=status, error=error, summary=summary, estimate=estimate)
+    finished = jobs.finish(job, status=status, error=error, summary=summary, estimate=estimate)
+    if status == CalibrationJob.SUCCEEDED and job.device.profile:  # learn from it (engine.learned)
+        transaction.on_commit(lambda: refit_after(job))
+    return finished
+
+
+def refit_after(job: CalibrationJob) -> None:
+    """Queue the device's time-model refit on its own queue: its worker runs it between jobs."""
+    from advisor.celery import app
+
+    app.send_task("advisor.refit_time_model", args=[job.device_id], queue=job.device.queue)
 
 
 def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:

@@ -17,6 +17,7 @@ from advisor.engine.estimate import (
     layer_count,
     seconds_per_batch,
 )
+from advisor.engine.learned import Correction
 from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
@@ -25,10 +26,15 @@ from advisor.engine.spec import normalise
 
 
 def recommend(
-    spec: Any, *, profile: DeviceProfile | None = None, device: str | None = None
+    spec: Any,
+    *,
+    profile: DeviceProfile | None = None,
+    device: str | None = None,
+    correction: Correction | None = None,
 ) -> dict[str, Any]:
     """The contract's Recommendation without `id`; raises SpecError for bad input. With the `profile` of
-    `device` (a Device id), times on that kind of device come from the cost model (basis "profiled")."""
+    `device` (a Device id), times on that kind of device come from the cost model (basis "profiled"), and
+    with the device's learned `correction` from the corrected model (basis "predicted")."""
     clean = normalise(spec)
     drafts, reasons = choice.drafts(clean)
     candidates = [to_candidate(draft, clean) for draft in drafts]
@@ -60,7 +66,14 @@ def recommend(
     flow = dataflow(clean, plan, training_per_gpu)
     for candidate, size in zip(candidates, layers, strict=True):
         candidate["estimate"] = analytic(
-            candidate, clean, plan, flow["io_seconds_per_epoch"], layers=size, profile=profile, device=device
+            candidate,
+            clean,
+            plan,
+            flow["io_seconds_per_epoch"],
+            layers=size,
+            profile=profile,
+            device=device,
+            correction=correction,
         )
     finish(flow, first["estimate"]["compute_seconds_per_epoch"])
     missed = budget_reason(
@@ -104,6 +117,7 @@ def analytic(
     layers: int | None = None,
     profile: DeviceProfile | None = None,
     device: str | None = None,
+    correction: Correction | None = None,
 ) -> dict[str, Any]:
     """The candidate's estimate under `plan` at `batch_size` (default: its training batch): from the device's
     profile where it speaks for the plan's device (basis "profiled"), else from the catalog's peaks."""
@@ -111,8 +125,13 @@ def analytic(
     catalog_device = device_for(spec, plan)
     if profile is not None and _uses(profile, plan):
         threads = int(plan["threads"]) if plan["device"] == "cpu" else 1
-        per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
-        basis, error, name = "profiled", PROFILED_ERROR, device or profile["processor"]
+        name = device or profile["processor"]
+        if correction is not None:
+            per_batch = correction.seconds(candidate, batch, threads, profile)
+            basis, error = "predicted", correction.expected_error
+        else:
+            per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+            basis, error = "profiled", PROFILED_ERROR
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],

@@ -12,9 +12,10 @@ import torch
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from advisor import profiles, workers
+from advisor import engine, profiles, services, tasks, workers
 from advisor.calibration.devices import cpu_model_name
-from advisor.models import Device
+from advisor.engine.costmodel import step_cost
+from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 from tests.engine.profiles import synthetic_profile
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +98,58 @@ def test_advise_exits_2_naming_the_device_for_an_unknown_one(
     code, out, err = _advise(capsys, str(path), "--device", name)
     assert code == 2 and out == ""
     assert "no device" in json.loads(err)["device"][0]
+
+
+def _calibrated(user: Any, device: Device, specs: list[dict[str, Any]], slow: float) -> None:
+    """Finished calibrations whose measurements run `slow` times what the profile predicts, as on a device
+    whose real steps cost more than its profile's isolated operations."""
+    profile = device.profile
+    for s in specs:
+        rec = services.advise(owner=user, spec=s)
+        candidate = rec.result["candidates"][0]
+        job = CalibrationJob.objects.create(
+            owner=user,
+            recommendation=rec,
+            device=device,
+            batch_sizes=[16, 64, 256],
+            threads=[1, 2],
+            time_limit_seconds=60,
+            status=CalibrationJob.SUCCEEDED,
+        )
+        for batch in (16, 64, 256):
+            for threads in (1, 2):
+                seconds = (
+                    slow * step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+                )
+                Measurement.objects.create(
+                    job=job, batch_size=batch, threads=threads, seconds_per_batch=seconds, result={}
+                )
+
+
+def test_a_finished_calibration_refits_the_devices_time_model(
+    user: Any, tabular_spec: dict[str, Any]
+) -> None:
+    device = _device("learns", dict(synthetic_profile()))
+    assert tasks.refit_time_model(device.pk) is None  # nothing measured yet: the profile alone
+    specs = [
+        tabular_spec,
+        {**tabular_spec, "data": {"examples": 5000, "input_shape": [300], "outputs": 10}},
+        {
+            **tabular_spec,
+            "data": {"examples": 5000, "input_shape": [1, 28, 28], "outputs": 10},
+            "task": "vision",
+        },
+        {**tabular_spec, "data": {"examples": 5000, "input_shape": [40], "outputs": 4}},
+    ]
+    _calibrated(user, device, specs, slow=1.5)
+    assert tasks.refit_time_model(device.pk) == 1
+    model = TimeModel.objects.get(device=device)
+    assert (model.rows, model.networks) == (24, 4) and 0 <= model.expected_error < 0.2
+    profiled = profiles.recommend(tabular_spec, None)
+    predicted = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
+    assert predicted["basis"] == "predicted" and predicted["expected_error"] == model.expected_error
+    plain = engine.recommend(tabular_spec, profile=device.profile, device=device.pk)
+    ratio = predicted["seconds_per_batch"] / plain["candidates"][0]["estimate"]["seconds_per_batch"]
+    assert 1.3 < ratio < 1.7  # learned the 1.5x the measurements showed
+    assert profiled["candidates"][0]["estimate"]["basis"] == "catalog"
+    assert tasks.refit_time_model(device.pk) == 2  # each refit is a new version
