@@ -129,8 +129,10 @@ def catalog_vs_shi() -> list[dict[str, Any]]:
     table = shi2016_paper.load()
     rows = []
     for name in networks.NAMES:
-        build = cnn_networks.candidate if name in cnn_networks.PUBLISHED else networks.candidate
-        c = build(name)
+        if name in cnn_networks.PUBLISHED:
+            c = cnn_networks.candidate(name, networks.BATCH[name])
+        else:
+            c = networks.candidate(name)
         for column, gpu_id in SHI_GPUS.items():
             cells = [shi2016_paper.gpu(table, name, tool, column) for tool in shi2016_paper.TOOLS]
             best = min((v for v in cells if v), default=None)
@@ -175,8 +177,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--allocator", default="tuned", help="tuned (as calibrations run), default, inherit")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--quick", action="store_true", help="one network per family, batch 64, 1 thread")
+    parser.add_argument(
+        "--from", dest="source", type=Path, help="analyse a result.json's profile and rows again"
+    )
     args = parser.parse_args(argv)
-    reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
+    if args.source is None:
+        reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
     from advisor.calibration.devices import physical_cores
     from advisor.calibration.profile import profile_device
     from advisor.engine.costmodel import step_cost
@@ -191,10 +197,23 @@ def main(argv: list[str]) -> int:
     if args.quick:
         threads, batches, per_family = [1], [64], 1
     started = time.perf_counter()
-    profile = profile_device("cpu", threads=threads)
-    print(f"profile: {profile['seconds']:.1f} s, load {os.getloadavg()}")
     networks = grid_networks(per_family)
-    rows = measure_grid(networks, batches, threads, args.min_seconds)
+    out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{machine_slug()}"
+    out.mkdir(parents=True, exist_ok=True)
+    if args.source is not None:  # the measured rows and their profile, analysed by today's model
+        saved = json.loads(args.source.read_text(encoding="utf-8"))
+        profile, rows, info = saved["profile"], saved["rows"], saved["machine"]
+        started -= float(saved.get("seconds") or 0.0)  # the measuring run's time, not this analysis's
+        argv = saved["command"].split()[3:]
+    else:
+        profile = profile_device("cpu", threads=threads)
+        print(f"profile: {profile['seconds']:.1f} s, load {os.getloadavg()}")
+        rows = measure_grid(networks, batches, threads, args.min_seconds)
+        kept = {"machine": finish(info), "command": "python -m bench predict " + " ".join(argv)}
+        (out / "result.json").write_text(
+            json.dumps({**kept, "profile": profile, "rows": rows}), encoding="utf-8"
+        )
+        info = kept["machine"]
     candidates = dict(networks)
     for row in rows:
         c = candidates[row["network"]]
@@ -207,7 +226,7 @@ def main(argv: list[str]) -> int:
     thread_hits = _thread_choice(rows)
     shi = catalog_vs_shi()
     result = {
-        "machine": finish(info),
+        "machine": info,
         "command": "python -m bench predict " + " ".join(argv),
         "seconds": time.perf_counter() - started,
         "profile": profile,
@@ -215,18 +234,38 @@ def main(argv: list[str]) -> int:
         "profiled": _stats([r["error_profiled"] for r in rows]),
         "learned_leave_network_out": _stats(learned["leave_network_out"]),
         "learned_same_network": _stats(learned["same_network"]),
+        "by_threads": {
+            str(t): {
+                "profiled": _stats([r["error_profiled"] for r in rows if r["threads"] == t]),
+                "learned_leave_network_out": _stats(
+                    [
+                        e
+                        for e, r in zip(learned["leave_network_out"], _lono_order(rows), strict=True)
+                        if r == t
+                    ]
+                ),
+                "learned_same_network": _stats(
+                    [e for e, r in zip(learned["same_network"], rows, strict=True) if r["threads"] == t]
+                ),
+            }
+            for t in sorted({r["threads"] for r in rows})
+        },
         "threads_within_5pct": thread_hits,
         "catalog_vs_shi": shi,
         "catalog_vs_shi_stats": _stats([r["error"] for r in shi]) if shi else None,
     }
-    out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{machine_slug()}"
-    out.mkdir(parents=True, exist_ok=True)
     (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
     text = _table(result)
     (out / "table.md").write_text(text, encoding="utf-8")
     print(text)
     print(f"written to {out}")
     return 0
+
+
+def _lono_order(rows: list[dict[str, Any]]) -> list[int]:
+    """The thread counts of the rows in the order cross_validate reports leave-network-out errors."""
+    names = list(dict.fromkeys(r["network"] for r in rows))
+    return [r["threads"] for name in names for r in rows if r["network"] == name]
 
 
 def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -271,6 +310,12 @@ def _table(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {key} | {s['n']} | {s['median_abs']:.1%} | {s['within_10']:.0%} | {s['within_15']:.0%} | "
                 f"{s['within_20']:.0%} | {s['p90_abs']:.1%} |"
+            )
+    for threads, by in result["by_threads"].items():
+        for key, st in by.items():
+            lines.append(
+                f"| {key}, {threads} thread(s) | {st['n']} | {st['median_abs']:.1%} | {st['within_10']:.0%} "
+                f"| {st['within_15']:.0%} | {st['within_20']:.0%} | {st['p90_abs']:.1%} |"
             )
     t = result["threads_within_5pct"]
     lines += [
