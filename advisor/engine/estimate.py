@@ -31,10 +31,11 @@ LAYER_SECONDS = {"gpu": 30e-6, "cpu": 40e-6}
 TRAIN_MULTIPLIER = {"gan": 6}  # others: 3
 MULTI_GPU_CUT = 0.35
 # The relative error band each basis's validation supports (bench/README.md, "predict"): the catalog path
-# was 0.32x to 2.4x of measured on this project's CPU (issue 12), the profile 90% within PROFILED_ERROR
-PROFILED_ERROR = 0.3
-CATALOG_ERROR = 1.0
-MEASURED_ERROR = 0.1  # the mean step plus gathering against a real epoch (bench epoch): within 8.8%
+# was 0.32x to 2.4x of measured on this project's CPU (issue 12); the profile's 90th percentile |error| at
+# one thread was 64-80% in two runs on the shared 2-core VM under load 6-14
+PROFILED_ERROR = 0.8
+CATALOG_ERROR = 1.4
+MEASURED_ERROR = 0.15  # the mean step against a real epoch (bench epoch): within 16% for every family
 CPU_CORE = "generic-avx2"
 CPU_BANDWIDTH_PER_CORE_GBPS = 10.0
 CPU_BANDWIDTH_MAX_GBPS = 100.0
