@@ -84,6 +84,18 @@ def calibration_history(user: Any, page: str | int | None) -> Page[Any]:
     return paginate(visible_calibrations(user).defer("summary"), page)
 
 
+def latest_hardware(user: Any) -> dict[str, Any] | None:
+    """The hardware of the user's own newest recommendation: the wizard's next task starts from it."""
+    spec = (
+        Recommendation.objects.filter(owner=user)
+        .order_by("-created_at", "-id")
+        .values_list("spec", flat=True)
+        .first()
+    )
+    hardware = (spec or {}).get("hardware")
+    return dict(hardware) if isinstance(hardware, dict) else None
+
+
 def recent_recommendations(user: Any, limit: int = 5) -> list[Recommendation]:
     return list(_listed(visible_recommendations(user))[:limit])
 

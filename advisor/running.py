@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+import time
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from advisor import engine, jobs
+from advisor.contract import Estimate
 from advisor.models import CalibrationJob, Measurement
 from advisor.services import CALIBRATIONS
 
@@ -29,15 +32,53 @@ def run_calibration_job(*, job_id: int) -> str:
 def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     from advisor.calibration import JobPlan, run_job
 
+    started = time.monotonic()
+    candidate = job.recommendation.result["candidates"][job.candidate]
     plan = JobPlan(
-        candidate=job.recommendation.result["candidates"][job.candidate],
+        candidate=candidate,
         device=_torch_device(job),
         batch_sizes=list(job.batch_sizes),
         threads=list(job.threads),
         time_limit_s=float(job.time_limit_seconds),
         **_plan_options(job),
     )
-    return run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+    summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
+    worlds = [int(w) for w in job.options.get("data_parallel", [])]
+    if worlds and summary.get("status") == "succeeded":
+        left = float(job.time_limit_seconds) - (time.monotonic() - started)
+        summary = {**summary, **_data_parallel(job, candidate, worlds, left, watcher)}
+    return summary
+
+
+def _data_parallel(
+    job: CalibrationJob,
+    candidate: dict[str, Any],
+    worlds: list[int],
+    seconds_left: float,
+    watcher: jobs.Watcher,
+) -> dict[str, Any]:
+    """After the sweep: DDP ranks at each world size, each with the candidate's own batch size. The rows go
+    to summary["data_parallel"]; a failure of this part fails the job with its reason."""
+    from advisor.calibration import ScalingPlan, run_scaling
+
+    if seconds_left <= 1:
+        return {"status": "timed_out", "error": "no time was left for the data-parallel measurement"}
+    options = _plan_options(job)
+    plan = ScalingPlan(
+        candidate,
+        world_sizes=worlds,
+        min_seconds=float(job.options.get("data_parallel_min_seconds", options["min_seconds"])),
+        time_limit_s=seconds_left,
+        # The sweep's "auto" ends at tuned wherever the default allocator costs anything (findings.py).
+        allocator="tuned" if options.get("allocator", "auto") == "auto" else str(options["allocator"]),
+    )
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "progress" and "total" in event:  # not the ranks' own "timing" notes
+            watcher.rows.update(step=f"data parallel: {event['step']}"[:300], heartbeat_at=timezone.now())
+
+    result = run_scaling(plan, on_event=on_event, should_cancel=watcher.should_cancel)
+    return {"data_parallel": result["rows"], "status": result["status"], "error": result["error"]}
 
 
 def _on_result(job: CalibrationJob, event: dict[str, Any]) -> None:
@@ -98,7 +139,7 @@ def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
     )
 
 
-def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
+def measured_estimate(job: CalibrationJob) -> Estimate | None:
     """Time to train at the set-up the user will train with: the candidate's own batch size (else the measured
     one nearest to it), at whichever thread count and allocator ran it fastest. The fastest configuration per
     example overall is in the job's summary; it may use a batch the training set-up did not choose."""
@@ -109,22 +150,23 @@ def measured_estimate(job: CalibrationJob) -> dict[str, Any] | None:
     nearest = min({m.batch_size for m in ok}, key=lambda b: (abs(math.log(b / planned)), b))
     best = min((m for m in ok if m.batch_size == nearest), key=lambda m: float(m.seconds_per_batch or 0))
     per_batch, source = epoch_step_seconds(best)
-    estimate = engine.measured_estimate(
-        job.recommendation.result,
-        job.candidate,
-        seconds_per_batch=per_batch,
-        batch_size=best.batch_size,
+    estimate = cast(
+        Estimate,
+        engine.measured_estimate(
+            job.recommendation.result,
+            job.candidate,
+            seconds_per_batch=per_batch,
+            batch_size=best.batch_size,
+        ),
     )
-    return {
-        **estimate,
-        "measured_at": {
-            "batch_size": best.batch_size,
-            "threads": best.threads,
-            "allocator": best.allocator,
-            "device": job.device_id,
-            "step": source,
-        },
+    estimate["measured_at"] = {
+        "batch_size": best.batch_size,
+        "threads": best.threads,
+        "allocator": best.allocator,
+        "device": job.device_id,
+        "step": source,
     }
+    return estimate
 
 
 def epoch_step_seconds(m: Measurement) -> tuple[float, str]:

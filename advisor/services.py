@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from advisor import engine, profiles
+from advisor.contract import Estimate
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
-from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.probe.queries import latest_probe_estimates
 
@@ -64,11 +65,11 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     return payload
 
 
-def latest_measured_estimates(rec: Recommendation) -> dict[int, dict[str, Any]]:
+def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
     jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
         "finished_at"
     )
-    return {job.candidate: {**(job.estimate or {}), "calibration": job.pk} for job in jobs}
+    return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
@@ -85,6 +86,7 @@ def submit_calibration(
     time_limit_seconds: int | None = None,
     idempotency_key: str = "",
     options: dict[str, Any] | None = None,
+    data_parallel: list[int] | None = None,
 ) -> tuple[CalibrationJob, bool]:
     """Queue a calibration on the device's own queue; returns (job, created). With an idempotency key already
     used by this owner, returns that job instead of queuing another."""
@@ -92,31 +94,19 @@ def submit_calibration(
         existing = CalibrationJob.objects.filter(owner=owner, idempotency_key=idempotency_key).first()
         if existing is not None:
             return existing, False
-    batch_sizes = list(batch_sizes or [])
-    threads = list(threads or [])
-    limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
-    check_calibration_limits(
-        recommendation=recommendation,
-        candidate=candidate,
-        device=device,
-        batch_sizes=batch_sizes,
-        threads=threads,
-        time_limit_seconds=limit,
-    )
+    request: dict[str, Any] = {
+        "recommendation": recommendation,
+        "candidate": candidate,
+        "device": device,
+        "batch_sizes": list(batch_sizes or []),
+        "threads": list(threads or []),
+        "time_limit_seconds": time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS,
+    }
+    check_calibration_limits(**request, data_parallel=list(data_parallel or []))
+    options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
+    job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
     try:
-        with transaction.atomic():
-            job = CalibrationJob.objects.create(
-                owner=owner,
-                recommendation=recommendation,
-                candidate=candidate,
-                device=device,
-                batch_sizes=batch_sizes,
-                threads=threads,
-                time_limit_seconds=limit,
-                idempotency_key=idempotency_key,
-                options=options or {},
-            )
-            transaction.on_commit(lambda: publish(job))
+        queue(CALIBRATIONS, job)
     except IntegrityError:
         # A concurrent retry with the same key won the race.
         return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False
@@ -131,6 +121,7 @@ def check_calibration_limits(
     batch_sizes: list[int],
     threads: list[int],
     time_limit_seconds: int,
+    data_parallel: list[int] | None = None,
 ) -> None:
     """Refuse, before queuing, what would misuse a shared device or cannot run at all."""
     errors: dict[str, list[str]] = {}
@@ -148,6 +139,8 @@ def check_calibration_limits(
     max_threads = device.threads or device.cores or 1
     if device.kind == "cpu" and any(not isinstance(t, int) or not 1 <= t <= max_threads for t in threads):
         errors["threads"] = [f"each thread count must be an integer from 1 to {max_threads} on {device.name}"]
+    if data_parallel:
+        errors.update(_data_parallel_errors(device, cand, data_parallel))
     if not 1 <= time_limit_seconds <= settings.CALIBRATION_MAX_SECONDS:
         errors["time_limit_seconds"] = [f"must be from 1 to {settings.CALIBRATION_MAX_SECONDS} seconds"]
     if cand["parameters"] > settings.CALIBRATION_MAX_PARAMETERS:
@@ -168,13 +161,36 @@ def check_calibration_limits(
         runs = len(threads) if threads else (max_threads if device.kind == "cpu" else 1)
         floor = sweep_seconds_floor(recommendation.result, candidate, batch_sizes=batch_sizes, runs=runs)
         if floor > time_limit_seconds:
+            configurations = len(batch_sizes) * runs
             errors["time_limit_seconds"] = [
-                f"{len(batch_sizes) * runs} configurations need at least {floor:.0f} s, more than the "
+                f"measuring {configurations} configuration{'' if configurations == 1 else 's'} "
+                f"takes at least {floor:.0f} s, more than the "
                 f"limit of {time_limit_seconds} s: measure fewer batch sizes or thread counts, or allow "
                 "more time"
             ]
     if errors:
         raise CalibrationRefused(errors)
+
+
+def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int]) -> dict[str, list[str]]:
+    """World sizes a data-parallel calibration can run: its ranks share the device's physical cores (one
+    at least each). On a GPU every rank needs a GPU of its own, which one worker's job cannot hold yet."""
+    if device.kind != "cpu":
+        return {
+            "data_parallel": [
+                "a data-parallel calibration runs on a CPU device (GPUs: python -m bench scaling)"
+            ]
+        }
+    if cand.get("family") in ("rbm", "dbn"):
+        return {"data_parallel": [f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"]}
+    cores = device.cores or 1
+    if any(not isinstance(w, int) or not 1 <= w <= cores for w in worlds):
+        return {
+            "data_parallel": [
+                f"each world size must be an integer from 1 to {cores}, the cores of {device.name}"
+            ]
+        }
+    return {}
 
 
 # A measuring child's start (a fresh interpreter importing torch) before the first configuration.

@@ -155,7 +155,8 @@ SPECTACULAR_SETTINGS = {
         "worker's device. Authenticate with `Authorization: Token <key>` (`manage.py drf_create_token "
         "<user>`) or a session. Errors: 400 `{dotted.path: [messages]}`, 404 for what is not yours, 409 for "
         "cancelling a finished job, 429 when calibrations come too fast, 503 when the broker is unreachable "
-        "(the job is kept and sent when it is back)."
+        "(the job is kept and sent when it is back).\n\n"
+        "[Back to the app](/) · [Your API token](/account/token/)"
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -16,6 +16,9 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "queue": ("bench.queue", "calibration round trip through a real worker, pick-up included"),
     "api": ("bench.api_load", "POST recommendations throughput and p95 under gunicorn"),
     "pages": ("bench.pages", "server-side render time of the main pages"),
+    "scaling": ("bench.scaling", "data-parallel training (DDP) at each world size against W §III-H"),
+    "memory": ("bench.memory", "estimated training memory against the live-tensor peak and RSS growth"),
+    "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
 }
 
 

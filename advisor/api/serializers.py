@@ -58,6 +58,13 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
         max_length=64,
         help_text="CPU thread counts to measure; empty: the device's physical cores",
     )
+    data_parallel = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=1024),
+        default=list,
+        max_length=8,
+        help_text="world sizes of a data-parallel measurement after the sweep (DistributedDataParallel "
+        "ranks on the device's cores, gloo), e.g. [1, 2]; empty: none",
+    )
     time_limit_seconds = serializers.IntegerField(
         min_value=1,
         max_value=_MAX_SECONDS_FIELD,
@@ -99,9 +106,13 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
     device = serializers.CharField(source="device_id")
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
+    data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
 
     def get_sent(self, job: CalibrationJob) -> bool:
         return job.sent_at is not None
+
+    def get_data_parallel(self, job: CalibrationJob) -> list[int]:
+        return [int(w) for w in job.options.get("data_parallel", [])]
 
     class Meta:
         model = CalibrationJob
@@ -112,6 +123,7 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
             "device",
             "batch_sizes",
             "threads",
+            "data_parallel",
             "time_limit_seconds",
             "status",
             "progress",
@@ -148,4 +160,4 @@ class GpuSerializer(serializers.Serializer[dict[str, Any]]):
     fp32_tflops = serializers.FloatField()
     fp16_tflops = serializers.FloatField()
     memory_bandwidth_gbps = serializers.FloatField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the catalog's field, not Field.source

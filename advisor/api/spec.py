@@ -11,50 +11,51 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from advisor import engine
-from advisor.engine.spec import BYTES_PER_VALUE, GENERATIONS, GOALS, LINKS, STORAGES, TASKS
+from advisor.engine.fields import FIELDS, SpecField
 
 FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "dn", "rnn", "lstm", "gan", "vae")
 
 
-class _Data(serializers.Serializer[dict[str, Any]]):
-    examples = serializers.IntegerField(min_value=1)
-    input_shape = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1)
-    vocab_size = serializers.IntegerField(min_value=2, required=False, allow_null=True)
-    outputs = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    labelled_fraction = serializers.FloatField(min_value=0, max_value=1, required=False)
-    bytes_per_value = serializers.ChoiceField(BYTES_PER_VALUE, required=False)
-
-
-def _gpu_ids() -> list[str]:
-    return [gpu["id"] for gpu in engine.gpu_catalog()]
-
-
-class _Hardware(serializers.Serializer[dict[str, Any]]):
-    cpu_cores = serializers.IntegerField(min_value=1)
-    cpu_threads = serializers.IntegerField(min_value=1, required=False)
-    ram_gb = serializers.FloatField(help_text="> 0")
-    gpu = serializers.ChoiceField(
-        _gpu_ids(), required=False, allow_null=True, help_text="an id from GET catalog/gpus/, null for CPU"
+def _serializer_field(field: SpecField) -> serializers.Field[Any, Any, Any, Any]:
+    """The DRF field of one declared TaskSpec field (advisor/engine/fields.py): shapes for the schema; the
+    engine validates."""
+    options: dict[str, Any] = {"required": field.required}
+    if field.nullable:
+        options["allow_null"] = True
+    if field.help:
+        options["help_text"] = field.help
+    low, high = field.minimum, field.maximum
+    if field.kind == "choice":
+        return serializers.ChoiceField(list(field.vocabulary()), **options)
+    if field.kind == "number":
+        return serializers.FloatField(min_value=low, max_value=high, **options)
+    whole = serializers.IntegerField(
+        min_value=None if low is None else int(low), max_value=None if high is None else int(high)
     )
-    gpus_per_node = serializers.IntegerField(min_value=0, required=False)
-    gpu_memory_gb = serializers.FloatField(required=False, allow_null=True)
-    nodes = serializers.IntegerField(min_value=1, required=False)
-    link = serializers.ChoiceField(LINKS, required=False)
-    storage = serializers.ChoiceField(STORAGES, required=False)
+    if field.kind == "int":
+        return serializers.IntegerField(min_value=whole.min_value, max_value=whole.max_value, **options)
+    return serializers.ListField(child=whole, min_length=1, **options)
 
 
-class _Target(serializers.Serializer[dict[str, Any]]):
-    accuracy = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True)
-    time_budget_hours = serializers.FloatField(required=False, allow_null=True, help_text="> 0")
+def _declared(path: str) -> serializers.Field[Any, Any, Any, Any]:
+    return _serializer_field(next(f for f in FIELDS if f.path == path))
+
+
+def _section(name: str) -> type[serializers.Serializer[dict[str, Any]]]:
+    fields = {f.name: _serializer_field(f) for f in FIELDS if f.section == name}
+    return type(f"_{name.title()}", (serializers.Serializer,), fields)
+
+
+_Data, _Hardware, _Target = _section("data"), _section("hardware"), _section("target")
 
 
 class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
     """What the user describes. The engine validates it; `validated_data` is the normalised spec."""
 
-    task = serializers.ChoiceField(TASKS)
-    generation = serializers.ChoiceField(GENERATIONS, required=False, allow_null=True)
-    goal = serializers.ChoiceField(GOALS, required=False, allow_null=True)
-    data = _Data()
+    task = _declared("task")
+    generation = _declared("generation")
+    goal = _declared("goal")
+    data = _Data()  # type: ignore[assignment]  # the TaskSpec's section, not Serializer.data
     hardware = _Hardware()
     target = _Target(required=False, allow_null=True)
 
@@ -89,7 +90,7 @@ class _Layer(serializers.Serializer[dict[str, Any]]):
 class _Reason(serializers.Serializer[dict[str, Any]]):
     rule = serializers.CharField()
     text = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the citation, not Field.source
 
 
 class _Estimate(serializers.Serializer[dict[str, Any]]):

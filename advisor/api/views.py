@@ -16,6 +16,7 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from advisor import engine, profiles, services
+from advisor.accounts import signed_in
 from advisor.api.policies import CalibrationThrottle
 from advisor.api.serializers import (
     BrokerDownSerializer,
@@ -72,7 +73,7 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _O
             except profiles.UnknownDevice as exc:
                 return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         try:
-            rec = services.advise(owner=request.user, spec=spec.validated_data, device=device)
+            rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data, device=device)
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         return Response(
@@ -172,7 +173,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owne
         asked = form.validated_data
         try:
             job, created = services.submit_calibration(
-                owner=request.user,
+                owner=signed_in(request.user),
                 recommendation=asked["recommendation"],
                 candidate=asked["candidate"],
                 device=asked["device"],
@@ -180,6 +181,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owne
                 threads=asked["threads"],
                 time_limit_seconds=asked.get("time_limit_seconds"),
                 idempotency_key=key,
+                data_parallel=asked["data_parallel"],
             )
         except services.CalibrationRefused as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)

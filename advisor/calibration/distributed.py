@@ -144,7 +144,8 @@ def participate(
 
     payload: candidate, device ("cpu" | "cuda"), local_rank, rank, world_size, store_host, store_port,
     batch_size (per rank), threads (CPU threads of this rank), sync, mixed_group, average_period,
-    min_iterations, min_seconds, warmup (at least 1), timeout_s (how long a collective may wait for a peer).
+    min_iterations, min_seconds, warmup (at least 1), timeout_s (how long a collective may wait for a peer),
+    rendezvous_s (how long the ranks may take to gather at the store).
     `emit` gets {"type": "progress", "rank", "pid", "step": "timing", "steps"} once the timed steps start.
     """
     rank, world = int(payload["rank"]), int(payload["world_size"])
@@ -155,7 +156,11 @@ def participate(
     torch.set_num_threads(int(payload["threads"]))
     timeout = dt.timedelta(seconds=float(payload["timeout_s"]))
     store = dist.TCPStore(  # type: ignore[attr-defined]
-        str(payload["store_host"]), int(payload["store_port"]), world, is_master=rank == 0, timeout=timeout
+        str(payload["store_host"]),
+        int(payload["store_port"]),
+        world,
+        is_master=rank == 0,
+        timeout=dt.timedelta(seconds=float(payload.get("rendezvous_s", payload["timeout_s"]))),
     )
     dist.init_process_group(
         backend_for(str(payload["device"])), store=store, rank=rank, world_size=world, timeout=timeout

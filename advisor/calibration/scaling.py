@@ -7,10 +7,10 @@ so examples per second are N x batch / seconds per step, and the scaling efficie
 times the smallest world's per-rank throughput.
 
 A rank that fails sends its reason; one that dies sends nothing and is found by its exit code. Either ends the
-whole world at once: every other rank is terminated, then killed (runner.py's grace period), and the job is
-failed with the first reason. Ranks also die with the process that spawned them (die_with_parent), and
-a collective waits at most `collective_timeout_s` for a peer, so a rank on another host whose peer vanished
-fails by itself too.
+whole world at once: every other rank is terminated, then killed (supervisor.py's grace period), and the job
+is failed with the first reason. Ranks also die with the process that spawned them
+(parent_death.die_with_parent), and a collective waits at most `collective_timeout_s` for a peer, so a rank on
+another host whose peer vanished fails by itself too.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import queue
 import socket
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,7 @@ from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.parent_death import die_with_parent
 from advisor.calibration.steps import family_of
-from advisor.calibration.supervisor import _ENV_LOCK, POLL_S, describe_exit, stop
+from advisor.calibration.supervisor import POLL_S, describe_exit, spawn_environment, stop
 
 Event = dict[str, Any]
 UNSUPPORTED_FAMILIES = ("rbm", "dbn")  # CD-1 sets gradients by hand, outside DDP's autograd hooks
@@ -137,6 +136,7 @@ def rank_payloads(
         "min_seconds": plan.min_seconds,
         "warmup": plan.warmup,
         "timeout_s": plan.collective_timeout_s,
+        "rendezvous_s": plan.time_limit_s,  # hosts start their ranks when their workers get to the job
     }
     return [{**common, "rank": first_rank + i, "local_rank": i} for i in range(local)]
 
@@ -156,26 +156,6 @@ def rank_main(payload: dict[str, Any], events: Any) -> None:
         raise SystemExit(1) from None
 
 
-@contextmanager
-def _spawn_environment(env: dict[str, str]) -> Iterator[None]:
-    """A spawned child inherits os.environ as it is at start(): set the job's, for that instant only."""
-    changed = {k: os.environ.get(k) for k in set(os.environ) | set(env) if os.environ.get(k) != env.get(k)}
-    with _ENV_LOCK:
-        for key in changed:
-            if key in env:
-                os.environ[key] = env[key]
-            else:
-                del os.environ[key]
-        try:
-            yield
-        finally:
-            for key, value in changed.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-
-
 def run_ranks(
     payloads: list[dict[str, Any]],
     env: dict[str, str],
@@ -189,7 +169,7 @@ def run_ranks(
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
     procs = []
-    with _spawn_environment(env):
+    with spawn_environment(env):
         for p in payloads:
             proc = ctx.Process(target=rank_main, args=({**p, "parent_pid": os.getpid()}, events), daemon=True)
             proc.start()

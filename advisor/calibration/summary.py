@@ -123,9 +123,10 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int) -> dict[str, An
         }
     margin = best["examples_per_second"] / rule_row["examples_per_second"] - 1.0
     agrees = best["threads"] == cores or margin <= DISAGREE_MARGIN
-    measured = (
-        f"measured at batch {b}: {best['threads']} threads {best['examples_per_second']:.0f} examples/s, "
-        f"{cores} threads {rule_row['examples_per_second']:.0f} examples/s"
+    # Every thread count measured at this batch, once each: the rule's and the best one are among them.
+    rates = {r["threads"]: r["examples_per_second"] for r in sorted(at_batch, key=lambda r: r["threads"])}
+    measured = f"measured at batch {b}: " + ", ".join(
+        f"{threads_text(t)} {rate:.0f} examples/s" for t, rate in rates.items()
     )
     if agrees:
         text = f"The measurement agrees with rule {THREADS_RULE} (threads = physical cores = {cores}): "
@@ -133,8 +134,8 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int) -> dict[str, An
     else:
         text = (
             f"The measurement disagrees with rule {THREADS_RULE} (threads = physical cores = {cores}, "
-            f"{THREADS_SOURCE}): {measured}, {margin:.0%} faster with {best['threads']} threads. "
-            f"Use {best['threads']} threads for this network on this machine."
+            f"{THREADS_SOURCE}): {measured}, {margin:.0%} faster with {threads_text(best['threads'])}. "
+            f"Use {threads_text(best['threads'])} for this network on this machine."
         )
     return {
         "rule": THREADS_RULE,

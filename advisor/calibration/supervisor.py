@@ -18,7 +18,8 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,9 +53,10 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def start_with_environment(proc: Any, env: Mapping[str, str]) -> None:
-    """Start a spawn-method process with exactly `env` as its environment: change the keys that differ, for
-    that instant, under the one lock."""
+@contextmanager
+def spawn_environment(env: Mapping[str, str]) -> Iterator[None]:
+    """Processes started (spawn method) inside this block get exactly `env` as their environment: the keys
+    that differ are changed for that instant only, under the one lock."""
     with _ENV_LOCK:
         changed = {
             k: os.environ.get(k) for k in set(os.environ) | set(env) if os.environ.get(k) != env.get(k)
@@ -65,7 +67,7 @@ def start_with_environment(proc: Any, env: Mapping[str, str]) -> None:
             else:
                 del os.environ[key]
         try:
-            proc.start()
+            yield
         finally:
             for key, value in changed.items():
                 if value is None:
@@ -101,7 +103,8 @@ def supervise(
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
     proc = ctx.Process(target=target, args=(*args, events), name=name, daemon=True)
-    start_with_environment(proc, env)
+    with spawn_environment(env):
+        proc.start()
     if on_start is not None:
         on_start(int(proc.pid or 0))
     last_check = 0.0

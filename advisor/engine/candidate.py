@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.layers import Layer
-from advisor.engine.memory import breakdown, count_networks, kept_activations
+from advisor.engine.memory import count_networks, kept_activations, memory_for
 from advisor.engine.training import setup
 
 
@@ -66,14 +65,8 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
     candidate["flops_per_example"] = flops
     candidate["activations_per_example"] = activations
     candidate["training"] = training
-    candidate["memory_bytes"] = breakdown(
-        parameters,
-        activations,
-        math.prod(draft.io["input_shape"]),
-        training["batch_size"],
-        training["optimizer"],
-        draft.io["input_dtype"] == "int64",
-    )
+    device = "cuda" if spec["hardware"].get("gpu") else "cpu"
+    candidate["memory_bytes"] = memory_for(candidate, batch_size=training["batch_size"], device=device)
     candidate["reasons"] = [*draft.reasons, *training_reasons]
     return candidate
 
@@ -95,14 +88,7 @@ def _published_counts(key: tuple[Any, ...], candidate: dict[str, Any]) -> tuple[
     return _PUBLISHED[key]
 
 
-def rebatch(candidate: dict[str, Any], batch_size: int) -> None:
-    """Change a candidate's mini-batch in place (and its memory) when the first choice does not fit."""
+def rebatch(candidate: dict[str, Any], batch_size: int, *, device: str = "cuda") -> None:
+    """Change a candidate's mini-batch in place (and its memory) when the first does not fit the GPU."""
     candidate["training"]["batch_size"] = batch_size
-    candidate["memory_bytes"] = breakdown(
-        candidate["parameters"],
-        candidate["activations_per_example"],
-        math.prod(candidate["io"]["input_shape"]),
-        batch_size,
-        candidate["training"]["optimizer"],
-        candidate["io"]["input_dtype"] == "int64",
-    )
+    candidate["memory_bytes"] = memory_for(candidate, batch_size=batch_size, device=device)

@@ -1,16 +1,34 @@
-"""Training memory: weights, gradients, optimiser state and a mini-batch of activations (not only weights)."""
+"""Training memory: the peak of what one training step keeps alive, at the candidate's mini-batch.
+
+Each family's step is replayed on a Timeline (timeline.py) in the order advisor/calibration/steps.py runs it:
+weights, optimiser state and the batch live throughout; the forward pass keeps what autograd saves per layer
+(account.py), the backward pass frees it layer by layer while it makes the gradients, and the optimiser's
+update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to `total`): weights,
+gradients, optimizer (state), activations (saved for backward), batch (inputs and targets), workspace
+(gradient buffers in flight and the optimiser's temporaries).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from advisor.engine.layers import Counts, Shape, count
+from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
+from advisor.engine.layers import Counts, Layer, Shape, count
+from advisor.engine.timeline import (
+    CUDA_BLOCK,
+    Timeline,
+    backward,
+    forward,
+    hold,
+    optimizer_states,
+    optimizer_step,
+    release,
+    tensors_of,
+)
 
-FLOAT_BYTES = 4  # training in FP32
-TOKEN_BYTES = 8  # int64 token ids
-# optimiser state per parameter: SGD with momentum keeps one buffer, Adam two (first and second moments)
-OPTIMISER_STATES = {"sgd": 1, "adam": 2}
+TOKEN_BYTES = INDEX_BYTES
 
 
 def network_inputs(candidate: dict[str, Any]) -> dict[str, Shape]:
@@ -38,38 +56,242 @@ def kept_activations(counts: dict[str, Counts]) -> int:
     return sum(c.activations * (2 if key == "discriminator" else 1) for key, c in counts.items())
 
 
-def breakdown(
-    parameters: int,
-    activation_values: int,
-    input_values: int,
-    batch_size: int,
-    optimizer: str,
-    token_input: bool,
-) -> dict[str, int]:
-    weights = parameters * FLOAT_BYTES
-    activations = batch_size * (
-        activation_values * FLOAT_BYTES + input_values * (TOKEN_BYTES if token_input else FLOAT_BYTES)
-    )
-    result = {
-        "weights": weights,
-        "gradients": weights,
-        "optimizer": weights * OPTIMISER_STATES.get(optimizer, 1),
-        "activations": activations,
-    }
-    result["total"] = sum(result.values())
+# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
+COMPOSITES = ("Residual", "Concat")
+
+
+def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
+    result: list[LayerMemory] = []
+    current = tuple(shape)
+    for item in layers:
+        m = composite_memory(item, current) if item["kind"] in COMPOSITES else layer_memory(item, current)
+        result.append(m)
+        current = m.shape
     return result
 
 
-def memory_for(candidate: dict[str, Any], *, batch_size: int) -> dict[str, int]:
-    """The memory_bytes breakdown of a candidate at another mini-batch size."""
+def chain_kept(layers: Sequence[Layer], shape: Shape) -> tuple[int, bool, list[int]]:
+    """A branch of Residual/Concat at one example: bytes it keeps for backward (its input aside), whether it
+    keeps its input, and its parameter tensors."""
+    mems = chain(layers, shape)
+    t = Timeline()
+    g = forward(t, mems, 1, input_bytes=FLOAT_BYTES * math.prod(shape))
+    input_kept = any(m.saves_input for m in mems[:1]) or (
+        bool(mems) and mems[0].out_bytes == 0 and any(m.saves_input for m in mems[1:2])
+    )
+    return t.total - (0 if g.output_kept else g.output), input_kept, tensors_of(mems)
+
+
+def composite_memory(layer: Layer, s: Shape) -> LayerMemory:
+    """Residual and Concat: each branch's own account, the branches' outputs kept for the sum or concat."""
+    branches = (
+        [layer["args"]["body"], layer["args"]["shortcut"]]
+        if layer["kind"] == "Residual"
+        else layer["args"]["branches"]
+    )
+    c = count([layer], s)
+    saved = saves_input = 0
+    tensors: list[int] = []
+    for branch in branches:
+        kept, first_saves_input, branch_tensors = chain_kept(branch, s)
+        saved += kept
+        saves_input |= first_saves_input
+        tensors += branch_tensors
+    out = FLOAT_BYTES * math.prod(c.shape)
+    # Concat's backward hands each branch its share of the output's gradient, copied to be contiguous
+    share = out // len(branches) if layer["kind"] == "Concat" else 0
+    return LayerMemory(c.shape, out, bool(saves_input), False, saved, 0, tuple(tensors), backward=share)
+
+
+class _Step:
+    """A family's step on one Timeline: the shared moves (parameters, a network's pass, the update)."""
+
+    def __init__(self, candidate: dict[str, Any], batch: int, device: str) -> None:
+        self.c, self.b = candidate, batch
+        self.cuda = device.startswith("cuda")
+        self.t = Timeline(CUDA_BLOCK if self.cuda else 1)
+        training = candidate.get("training") or {}
+        self.optimizer = str(training.get("optimizer") or "sgd")
+        self.states = optimizer_states(self.optimizer, training.get("momentum"))
+        self.inputs = network_inputs(candidate)
+        for key in ("rbm", "model"):  # an RBM sees an image as one vector
+            if (
+                key in self.inputs
+                and candidate["networks"][key][:1]
+                and candidate["networks"][key][0]["kind"] == "RBM"
+            ):
+                self.inputs[key] = (math.prod(self.inputs[key]),)
+        self.nets = {key: chain(layers, self.inputs[key]) for key, layers in candidate["networks"].items()}
+        self.loss = str(training.get("loss") or "")
+
+    def tensors(self, *keys: str) -> list[int]:
+        return [n for key in keys for n in tensors_of(self.nets[key])]
+
+    def parameters(self, optimised: Sequence[Sequence[str]]) -> None:
+        """Weights of every network, and one optimiser's state per group of networks it updates."""
+        hold(self.t, "weights", self.tensors(*self.nets))
+        for layers in self.nets.values():  # batch-norm's running statistics live with the weights
+            for m in layers:
+                if m.saved_fixed:
+                    self.t.alloc("weights", m.saved_fixed + INDEX_BYTES)
+        for keys in optimised:
+            hold(self.t, "optimizer", self.tensors(*keys), self.states)
+
+    def batch_bytes(self, values: int, dtype_bytes: int) -> int:
+        return self.t.alloc("batch", self.b * values * dtype_bytes)
+
+    def update(self, *keys: str) -> None:
+        optimizer_step(self.t, self.tensors(*keys), self.optimizer, foreach=self.cuda)
+
+    def loss_backward(
+        self, g: Any, *, keeps_output: bool, accumulate: bool = False, temporaries: int = 0
+    ) -> int:
+        """A loss on the network's output: cross-entropy keeps its log-softmax, the others the output
+        itself; its backward makes the output's gradient through intermediates of the same size (one for
+        cross-entropy; the difference and its scaled copy for a reconstruction or regression loss, unless
+        `temporaries` says otherwise)."""
+        out = g.output
+        kept = self.t.alloc("activations", out) if not keeps_output else 0
+        if not keeps_output:
+            g.release_output(self.t)
+        grad = self.t.alloc("workspace", out)
+        self.t.transient("workspace", out * (temporaries or (2 if keeps_output else 1)))
+        self.t.free("activations", kept)
+        if keeps_output:
+            g.release_output(self.t)
+        return backward(self.t, g, grad_out=grad, accumulate=accumulate)
+
+
+def _backprop(s: _Step) -> None:
+    io = s.c["io"]
+    token = io.get("input_dtype") == "int64" or bool(io.get("vocab_size"))
+    values = math.prod(io["input_shape"])
+    x = s.batch_bytes(values, TOKEN_BYTES if token else FLOAT_BYTES)
+    target = io.get("target") or "class"
+    mems = s.nets["model"]
+    out_values = math.prod(mems[-1].shape) if mems else values
+    ce = s.loss == "cross_entropy" or (not s.loss and target in ("class", "class_per_step"))
+    if target != "input":
+        steps = int(io["input_shape"][0]) if target == "class_per_step" else 1
+        s.batch_bytes(steps if ce else out_values, INDEX_BYTES if ce else FLOAT_BYTES)
+    s.parameters([["model"]])
+    g = forward(s.t, mems, s.b, input_bytes=x)
+    s.loss_backward(g, keeps_output=not ce)
+    s.update("model")
+
+
+def _vae(s: _Step) -> None:
+    x = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
+    s.parameters([["encoder", "decoder"]])
+    latent = int(s.c["io"]["latent_size"])
+    # mean and log-variance are views of the encoder's output, which the KL term keeps; the sample keeps its
+    # noise and exp(log_var / 2), the KL term exp(log_var)
+    z = LayerMemory((latent,), FLOAT_BYTES * latent, True, False, 3 * FLOAT_BYTES * latent, 0, ())
+    g = forward(s.t, [*s.nets["encoder"], z, *s.nets["decoder"]], s.b, input_bytes=x)
+    s.loss_backward(g, keeps_output=True, temporaries=1)  # measured: the ELBO's backward keeps fewer
+    s.update("encoder", "decoder")
+
+
+def _gan(s: _Step) -> None:
+    """pytorch/examples' DCGAN step: G(z) once; D on real and on G(z) detached, D's update; then D on G(z)
+    and back through D into G, G's update. Each network's gradients live from its backward to the next
+    step's zero_grad, so the other network's gradients are alive during each half."""
+    real = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
+    s.parameters([["generator"], ["discriminator"]])
+    gen, disc = s.tensors("generator"), s.tensors("discriminator")
+    hold(s.t, "gradients", gen)
+    hold(s.t, "gradients", disc)
+    z = s.t.alloc("activations", s.b * FLOAT_BYTES * int(s.c["io"]["latent_size"]))
+    g_pass = forward(s.t, s.nets["generator"], s.b, input_bytes=z, input_owned=False)
+    release(s.t, "gradients", disc)  # opt_d.zero_grad
+    d_real = forward(s.t, s.nets["discriminator"], s.b, input_bytes=real)
+    d_fake = forward(s.t, s.nets["discriminator"], s.b, input_bytes=g_pass.output)
+    s.loss_backward(d_fake, keeps_output=True)
+    s.loss_backward(d_real, keeps_output=True, accumulate=True)
+    s.update("discriminator")
+    release(s.t, "gradients", gen)  # opt_g.zero_grad
+    d_on_fake = forward(s.t, s.nets["discriminator"], s.b, input_bytes=g_pass.output, input_needs_grad=True)
+    grad_fake = s.loss_backward(d_on_fake, keeps_output=True, accumulate=True)
+    backward(s.t, g_pass, grad_out=grad_fake)
+    g_pass.release_output(s.t)
+    s.update("generator")
+
+
+def _cd1(s: _Step, key: str, v: int) -> int:
+    """Contrastive divergence on every RBM of a stack, without autograd: up, sample, down, up, then the
+    weight gradient from two outer products. Returns the bytes of the last hidden probabilities."""
+    b, t, owned = s.b, s.t, True
+    for m in s.nets[key]:
+        h, vis = m.shape[0], m.tensors[1]
+        up = [t.alloc("activations", b * FLOAT_BYTES * h)]  # each product goes through a sigmoid
+        t.transient("workspace", b * FLOAT_BYTES * h)
+        sample = t.alloc("activations", b * FLOAT_BYTES * h)
+        down = t.alloc("activations", b * FLOAT_BYTES * vis)
+        t.transient("workspace", b * FLOAT_BYTES * vis)
+        up.append(t.alloc("activations", b * FLOAT_BYTES * h))
+        t.transient("workspace", b * FLOAT_BYTES * h)
+        weight = FLOAT_BYTES * m.tensors[0]
+        products = [t.alloc("workspace", weight), t.alloc("workspace", weight)]
+        difference = t.alloc("workspace", weight)
+        for p in products:
+            t.free("workspace", p)
+        t.alloc("gradients", weight)
+        t.free("workspace", difference)
+        for n, per_example in ((vis, vis), (h, h)):  # the bias gradients: a mean over the batch
+            t.transient("workspace", b * FLOAT_BYTES * per_example)
+            t.alloc("gradients", FLOAT_BYTES * n)
+        for n in (sample, down, up[1]):
+            t.free("activations", n)
+        if not owned:
+            t.free("activations", v)
+        v, owned = up[0], False
+    return v
+
+
+def _rbm(s: _Step) -> None:
+    v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
+    s.parameters([["model"]])
+    s.t.free("activations", _cd1(s, "model", v))
+    s.update("model")
+
+
+def _dbn(s: _Step) -> None:
+    """Greedy CD-1 on every RBM (its own optimiser), then one fine-tuning step through the stack and the
+    classifier (a second optimiser, over both: the stack's state is kept twice)."""
+    v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
+    s.batch_bytes(1, INDEX_BYTES)
+    s.parameters([["rbm"], ["rbm", "classifier"]])
+    hold(s.t, "gradients", s.tensors("classifier"))  # the last fine-tuning's, until its zero_grad
+    s.t.free("activations", _cd1(s, "rbm", v))
+    s.update("rbm")
+    release(s.t, "gradients", s.tensors("rbm", "classifier"))  # finetune.zero_grad
+    # up the stack with autograd: each RBM's linear output goes through a sigmoid, which keeps its result
+    g = forward(s.t, [*s.nets["rbm"], *s.nets["classifier"]], s.b, input_bytes=v)
+    s.loss_backward(g, keeps_output=False)
+    s.update("rbm", "classifier")
+
+
+_FAMILIES = {"gan": _gan, "vae": _vae, "rbm": _rbm, "dbn": _dbn}
+
+
+def family_of(candidate: dict[str, Any]) -> str:
+    """As advisor/calibration/steps.py tells a family from a candidate's networks."""
+    if candidate.get("family"):
+        return str(candidate["family"])
+    keys = set(candidate["networks"])
+    if {"generator", "discriminator"} <= keys:
+        return "gan"
+    if {"encoder", "decoder"} <= keys:
+        return "vae"
+    return "dbn" if {"rbm", "classifier"} <= keys else "ffn"
+
+
+def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu") -> dict[str, int]:
+    """The memory_bytes breakdown of a candidate's training step at a mini-batch size, on "cpu" or "cuda"."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
-    counts = count_networks(candidate)
-    return breakdown(
-        sum(c.parameters for c in counts.values()),
-        kept_activations(counts),
-        math.prod(candidate["io"]["input_shape"]),
-        batch_size,
-        candidate["training"]["optimizer"],
-        candidate["io"]["input_dtype"] == "int64",
-    )
+    step = _Step(candidate, batch_size, device)
+    _FAMILIES.get(family_of(candidate), _backprop)(step)
+    result = dict(step.t.at_peak)
+    result["total"] = step.t.peak
+    return result

@@ -18,10 +18,11 @@ from advisor.engine.estimate import (
     seconds_per_batch,
 )
 from advisor.engine.learned import Correction
+from advisor.engine.memory import memory_for
 from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
-from advisor.engine.sizing import oversize_reason
+from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
 
 
@@ -40,7 +41,7 @@ def recommend(
     candidates = [to_candidate(draft, clean) for draft in drafts]
     for candidate in candidates:
         _fit_gpu(clean, candidate)
-        warning = oversize_reason(candidate["parameters"], clean["data"]["examples"])
+        warning = oversize_reason(candidate["parameters"], targets(clean))
         if warning is not None:
             candidate["reasons"].append(warning)
     first = candidates[0]
@@ -187,13 +188,7 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
 def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any] | None:
     """size.exceeds.memory: the first candidate's training state at batch 1 fits no catalogued GPU nor the "
     "RAM."""
-    memory = candidate["memory_bytes"]
-    at_one = (
-        memory["weights"]
-        + memory["gradients"]
-        + memory["optimizer"]
-        + memory["activations"] // max(1, candidate["training"]["batch_size"])
-    )
+    at_one = memory_for(candidate, batch_size=1)["total"]
     largest = catalog.largest_gpu_memory_gb() * GB * GPU_USABLE
     ram = spec["hardware"]["ram_gb"] * GB * RAM_USABLE
     if at_one <= max(largest, ram):

@@ -9,12 +9,28 @@ from typing import Any
 from advisor.engine.catalog import gpu_ids
 from advisor.engine.errors import SpecError
 
-TASKS = ("generation", "vision", "sequence", "tabular")
-GENERATIONS = ("random", "controlled", "sequence")
-GOALS = ("classify", "regress", "compress")
-LINKS = ("pcie3", "pcie4", "pcie5", "nvlink")
-STORAGES = ("hdd", "ssd", "nvme", "nvme-raid0")
-BYTES_PER_VALUE = (1, 2, 4, 8)
+# The fields and their vocabularies are declared once, in fields.py (re-exported here for the callers).
+from advisor.engine.fields import (
+    BYTES_PER_VALUE as BYTES_PER_VALUE,
+)
+from advisor.engine.fields import (
+    GENERATIONS as GENERATIONS,
+)
+from advisor.engine.fields import (
+    GOALS as GOALS,
+)
+from advisor.engine.fields import (
+    LINKS as LINKS,
+)
+from advisor.engine.fields import (
+    SECTIONS as _SECTIONS,
+)
+from advisor.engine.fields import (
+    STORAGES as STORAGES,
+)
+from advisor.engine.fields import (
+    TASKS as TASKS,
+)
 
 # Beyond these a number is a typo, not a task: no dataset or machine comes near them, and they keep every
 # later computation finite (a float overflow would be a crash, not an answer).
@@ -23,23 +39,6 @@ MAX_INPUT_VALUES = 10**12
 MAX_EXAMPLES = 10**13
 MAX_COUNT = 100_000
 MAX_GB = 10**9
-
-_SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("task", "generation", "goal", "data", "hardware", "target"),
-    "data": ("examples", "input_shape", "vocab_size", "outputs", "labelled_fraction", "bytes_per_value"),
-    "hardware": (
-        "cpu_cores",
-        "cpu_threads",
-        "ram_gb",
-        "gpu",
-        "gpus_per_node",
-        "gpu_memory_gb",
-        "nodes",
-        "link",
-        "storage",
-    ),
-    "target": ("accuracy", "time_budget_hours"),
-}
 
 
 class _Errors:

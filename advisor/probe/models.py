@@ -4,11 +4,11 @@ jobs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.db import models
 
+from advisor.contract import Candidate
 from advisor.models import Device, DeviceJob, Recommendation
 
 
@@ -63,9 +63,9 @@ class ProbeJob(DeviceJob):
     def __str__(self) -> str:
         return f"Probe {self.pk} on {self.device_id} ({self.status})"
 
-    def candidate(self, role: str) -> dict[str, Any] | None:
+    def candidate(self, role: str) -> Candidate | None:
         index = self.shallow_candidate if role == "shallow" else self.deep_candidate
         if index is None:
             return None
-        candidates: list[dict[str, Any]] = self.recommendation.result.get("candidates", [])
+        candidates: list[Candidate] = self.recommendation.result.get("candidates", [])
         return candidates[index] if index < len(candidates) else None

@@ -68,9 +68,8 @@ def make_plan(job: ProbeJob) -> ProbePlan:
 
 def threads_for(job: ProbeJob) -> int:
     cores = job.device.cores or 1
-    biggest = max(
-        (int((job.candidate(role) or {}).get("parameters") or 0) for role in ("shallow", "deep")), default=0
-    )
+    chosen = [job.candidate(role) for role in ("shallow", "deep")]
+    biggest = max((int(c["parameters"] or 0) for c in chosen if c is not None), default=0)
     return 1 if biggest < SMALL_NETWORK else cores
 
 

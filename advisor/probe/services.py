@@ -9,12 +9,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 
 from advisor import profiles
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
-from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
 from advisor.probe.learning import samples
@@ -186,18 +185,9 @@ def submit_probe(
             )
     if errors:
         raise ProbeRefused(errors)
-    with transaction.atomic():
-        job = ProbeJob.objects.create(
-            owner=owner,
-            recommendation=recommendation,
-            sample=sample,
-            device=device,
-            shallow_candidate=shallow,
-            deep_candidate=deep,
-            time_limit_seconds=limit,
-        )
-        transaction.on_commit(lambda: publish(job))
-    return job
+    job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
+    job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
+    return queue(PROBES, job)
 
 
 def publish(job: ProbeJob) -> bool:

@@ -19,8 +19,9 @@ from advisor.probe import conf, services
 from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
-from advisor.probe.plot import probe_charts
+from advisor.queries import paginate
 from advisor.web.auth import HtmxHttpRequest, login_required
+from advisor.web.charts import probe_charts
 
 
 def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
@@ -50,7 +51,7 @@ def _page(
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
         "probes": rec.probes.filter(owner=signed_in(request.user))[:20],
-        "max_mib": conf.value("SAMPLE_MAX_BYTES") / 2**20,
+        "max_mb": conf.value("SAMPLE_MAX_BYTES") / 1e6,
     }
     return render(request, "probe/new.html", context, status=status)
 
@@ -140,6 +141,17 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
     except services.Conflict as exc:
         messages.info(request, str(exc))
     return redirect("probe", pk=job.pk)
+
+
+@require_GET
+@login_required
+def probe_history(request: HtmxHttpRequest) -> HttpResponse:
+    """The history page's third tab (advisor/history.html): the probes, newest first."""
+    jobs = _own(ProbeJob.objects.select_related("sample", "owner").defer("results"), request)
+    context = {"page": paginate(jobs, request.GET.get("page")), "tab": "probes"}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "advisor/history.html#list", context)
+    return render(request, "advisor/history.html", context)
 
 
 @require_GET

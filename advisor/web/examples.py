@@ -65,6 +65,22 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
 }
 DEFAULT_EXAMPLE = "mnist"
+# The example whose input shape a task starts from when the user switches to it.
+TASK_EXAMPLE = {"vision": "mnist", "sequence": "speech", "tabular": "tabular", "generation": "text"}
+
+
+def reshape_for_task(data: Any) -> None:
+    """A switch of task leaves the data step's shape of the old task (1, 28, 28 for tabular data): when the
+    shape was filled for another task (`shaped_for`, a hidden field), start from the new task's example."""
+    task, shaped = data.get("task", ""), data.get("shaped_for", "")
+    if not shaped or task == shaped or task not in TASK_EXAMPLE:
+        return
+    example = EXAMPLES[TASK_EXAMPLE[task]]["spec"]["data"]
+    data["input_shape"] = ", ".join(map(str, example["input_shape"]))
+    data["vocab_size"] = str(example.get("vocab_size", ""))
+    data["shaped_for"] = task
+
+
 FALLBACK_HARDWARE: dict[str, Any] = {"cpu_cores": 4, "ram_gb": 16, "link": "pcie3", "storage": "ssd"}
 
 

@@ -4,11 +4,12 @@ the engine: these forms turn text into numbers and lists, then carry the engine'
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
 from advisor import engine
+from advisor.engine.fields import FIELDS, SECTIONS
 
 TASK_CHOICES = [
     ("vision", "Vision — images"),
@@ -30,30 +31,13 @@ GENERATION_CHOICES = [
 # Defaults first: a blank value (the engine's default) then shows as what the engine will use.
 BYTES_CHOICES = [(4, "4 (float32)"), (2, "2 (float16)"), (1, "1 (uint8)"), (8, "8 (float64)")]
 
-# Which wizard step shows which field; every other field travels along hidden.
+# Which wizard step shows which field (the engine's sections, advisor/engine/fields.py); every other field
+# travels along hidden.
 STEPS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("task", "Task", ("task", "generation", "goal")),
-    (
-        "data",
-        "Data",
-        ("examples", "input_shape", "vocab_size", "outputs", "labelled_fraction", "bytes_per_value"),
-    ),
-    (
-        "hardware",
-        "Hardware",
-        (
-            "cpu_cores",
-            "cpu_threads",
-            "ram_gb",
-            "gpu",
-            "gpus_per_node",
-            "gpu_memory_gb",
-            "nodes",
-            "link",
-            "storage",
-        ),
-    ),
-    ("target", "Targets", ("accuracy", "time_budget_hours")),
+    ("task", "Task", tuple(f.name for f in FIELDS if f.section == "")),
+    ("data", "Data", SECTIONS["data"]),
+    ("hardware", "Hardware", SECTIONS["hardware"]),
+    ("target", "Targets", SECTIONS["target"]),
 ]
 STEP_NAMES = [name for name, _, _ in STEPS]
 # The TaskSpec section of each field ("" = top level).
@@ -179,7 +163,7 @@ class SpecForm(forms.Form):
     def field_errors(self, engine_errors: dict[str, list[str]]) -> dict[str, list[str]]:
         """The form's parse errors, then the engine's by field ('data.input_shape' -> input_shape); a path
         that is no field (a whole section) goes to '__all__' with its path."""
-        errors: dict[str, list[str]] = {name: list(msgs) for name, msgs in self.errors.items()}
+        errors: dict[str, list[str]] = {name: [str(m) for m in msgs] for name, msgs in self.errors.items()}
         for path, messages in engine_errors.items():
             name = path.rsplit(".", 1)[-1]
             key = name if name in self.fields else "__all__"
@@ -223,6 +207,8 @@ class CalibrateForm(forms.Form):
 
     def __init__(self, *args: Any, devices: list[Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["device"].choices = [(d.id, f"{d.name} ({d.id})") for d in devices]
+        cast(forms.ChoiceField, self.fields["device"]).choices = [
+            (d.id, f"{d.name} ({d.id})") for d in devices
+        ]
         for name, field in self.fields.items():
             field.widget.attrs.setdefault("aria-describedby", f"cal-err-{name}")

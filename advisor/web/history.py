@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from advisor import queries, services
 from advisor.models import CalibrationJob, Recommendation
-from advisor.web.auth import login_required
+from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
 from advisor.web.present import candidate_view, nbytes, si
 
 
 @require_GET
 @login_required
-def history(request: HttpRequest) -> HttpResponse:
+def history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.recommendation_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "recommendations"}
     if request.htmx and not request.htmx.history_restore_request:
@@ -28,7 +28,7 @@ def history(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def calibration_history(request: HttpRequest) -> HttpResponse:
+def calibration_history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.calibration_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "calibrations"}
     if request.htmx and not request.htmx.history_restore_request:
@@ -38,7 +38,7 @@ def calibration_history(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HtmxHttpRequest) -> HttpResponse:
     kind = "devices" if request.GET.get("kind") == "devices" else "candidates"
     a, b = request.GET.get("a", ""), request.GET.get("b", "")
     columns: list[dict[str, Any]] = []
@@ -88,7 +88,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
             "FLOPs per example": view["flops"],
             "Training memory": view["memory_total"],
             "Batch size": cand["training"]["batch_size"],
-            "Epochs": cand["training"]["epochs"],
+            "Epochs": f"up to {cand['training']['epochs']}",
             "Time per batch": (est["per_batch"], est["basis"]),
             "Time to train": (est["to_train"], est["basis"]),
         },
@@ -111,12 +111,17 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
             "Memory": nbytes(device.memory_bytes),
             "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family']}",
             "Status": job.status,
-            "Fastest set-up": f"batch {best['batch_size']}, {best['threads_text']} threads" if best else "—",
+            "Fastest set-up": _setup(best) if best else "—",
             "Time per batch": (best["per_batch"], "measured") if best else "—",
             "Examples per second": si(best["examples_per_second"]) if best else "—",
             "Time to train": (measured["to_train"], "measured") if measured else "—",
         },
     }
+
+
+def _setup(row: dict[str, Any]) -> str:
+    threads = f", {row['threads']} thread{'' if row['threads'] == 1 else 's'}" if row["threads"] else ""
+    return f"batch {row['batch_size']}{threads}, {row['allocator']} allocator"
 
 
 def _rows(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:

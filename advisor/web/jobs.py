@@ -7,7 +7,7 @@ from typing import Any
 from django.utils import timezone
 
 from advisor.models import CalibrationJob
-from advisor.web.figures import calibration_plots
+from advisor.web.charts import calibration_charts
 from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
 
 
@@ -68,16 +68,54 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     )
     return {
         "rows": rows,
-        "plots": calibration_plots(rows) if plots else [],
+        "plots": calibration_charts(rows) if plots else [],
         "eta": eta(job),
         "percent": round(100 * job.progress),
         "candidate": candidate,
         "family": candidate.get("family", ""),
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
+        "default_allocator": default_allocator_view(rows, job.estimate or {}),
         "failures": failures,
         "reasons": summary.get("reasons", []),
         "stop_reason": summary.get("stop_reason"),
+        "data_parallel": [
+            {
+                "world_size": r["world_size"],
+                "backend": r["backend"],
+                "threads": r["threads_per_rank"],
+                "per_step": duration(r["seconds_per_step"]),
+                "throughput": si(r["examples_per_second"]),
+                "efficiency": f"{r['efficiency']:.0%}",
+                "allreduce": f"{duration(r['allreduce_seconds'])} ({r['allreduce_share']:.0%})",
+            }
+            for r in summary.get("data_parallel", [])
+        ],
         "batch_text": ", ".join(map(str, job.batch_sizes)) or "recommended, doubling",
         "threads_text": ", ".join(map(str, job.threads)) or "1 up to the cores",
+    }
+
+
+def default_allocator_view(rows: list[dict[str, Any]], estimate: dict[str, Any]) -> dict[str, Any] | None:
+    """When the headline was measured with a tuned allocator, the same set-up with the default one: time to
+    train scales with time per batch (same batch, same number of batches), so both headlines are honest."""
+    at = estimate.get("measured_at") or {}
+    if at.get("allocator", "default") == "default" or not estimate.get("seconds_per_batch"):
+        return None
+    same = [
+        r
+        for r in rows
+        if r["status"] == "ok"
+        and r["allocator"] == "default"
+        and r["batch_size"] == at.get("batch_size")
+        and r["threads"] == (at.get("threads") or 0)
+        and r["seconds_per_batch"]
+    ]
+    if not same:
+        return None
+    scale = same[0]["seconds_per_batch"] / estimate["seconds_per_batch"]
+    return {
+        "per_batch": duration(same[0]["seconds_per_batch"]),
+        "per_epoch": duration((estimate.get("seconds_per_epoch") or 0) * scale or None),
+        "to_train": duration((estimate.get("seconds_to_train") or 0) * scale or None),
     }

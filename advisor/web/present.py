@@ -21,13 +21,21 @@ FAMILIES = {
     "gan": "Generative adversarial network",
     "vae": "Variational auto-encoder",
 }
+# The engine's loss names, as a reader who does not know them needs them.
+LOSSES = {
+    "cross_entropy": "cross-entropy loss",
+    "mse": "mean squared error loss",
+    "cd1": "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
+    "elbo": "evidence lower bound (reconstruction + KL) loss",
+    "gan": "adversarial (generator vs discriminator) loss",
+}
 # Layers without weights that only transform values: drawn as a note on the layer before them.
 ELEMENTWISE = {
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
     "Dropout", "Dropout1d", "Dropout2d", "Identity",
 }  # fmt: skip
 STYLE = {
-    "Linear": "dense", "RBM": "dense", "Embedding": "dense", "Bilinear": "dense",
+    "Linear": "dense", "RBM": "dense", "Embedding": "dense", "EmbeddingBag": "dense", "Bilinear": "dense",
     "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
@@ -53,7 +61,8 @@ def si(value: float | None, unit: str = "") -> str:
 def nbytes(value: float | None) -> str:
     if value is None:
         return "—"
-    for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+    # Decimal units, as the wizard's "RAM (GB)", the contract's ram_gb and the GPU catalog write them.
+    for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(value) >= factor:
             return f"{value / factor:.3g} {unit}"
     return f"{value:.0f} B"
@@ -98,6 +107,9 @@ def _detail(layer: dict[str, Any]) -> str:
         )
     if kind == "Embedding":
         return f"{a.get('num_embeddings')} tokens → {a.get('embedding_dim')}"
+    if kind == "EmbeddingBag":
+        mode = a.get("mode", "mean")
+        return f"{a.get('num_embeddings')} tokens → {a.get('embedding_dim')}, {mode} over steps"
     if kind == "RBM":
         return f"{a.get('visible')} visible ↔ {a.get('hidden')} hidden"
     if "Pool" in kind and ksize:
@@ -175,6 +187,7 @@ def diagram(name: str, layers: list[dict[str, Any]], input_shape: Any) -> dict[s
         "name": name,
         "rows": rows,
         "hidden": hidden,
+        "layers_text": f"{len(rows) - 1} layer" + ("" if len(rows) == 2 else "s"),
         "width": WIDTH,
         "height": len(rows) * ROW_H + 8,
         "description": f"{name}: input {shape_text(input_shape)}; {summary}",
@@ -234,6 +247,9 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
         "index": index,
         "c": candidate,
         "title": FAMILIES.get(candidate["family"], candidate["family"]),
+        "loss": LOSSES.get(
+            candidate.get("training", {}).get("loss", ""), candidate.get("training", {}).get("loss")
+        ),
         "parameters": si(candidate.get("parameters")),
         "flops": si(candidate.get("flops_per_example"), "FLOP"),
         "memory_total": nbytes(candidate.get("memory_bytes", {}).get("total")),

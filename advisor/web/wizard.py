@@ -12,9 +12,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from advisor import engine, profiles, queries, services
+from advisor.accounts import signed_in
 from advisor.models import Device
-from advisor.web.auth import login_required
-from advisor.web.examples import DEFAULT_EXAMPLE, EXAMPLES, default_spec, hardware_from_device
+from advisor.web.auth import HtmxHttpRequest, login_required
+from advisor.web.examples import (
+    DEFAULT_EXAMPLE,
+    EXAMPLES,
+    default_spec,
+    hardware_from_device,
+    reshape_for_task,
+)
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.present import TIMES, candidate_view, diagrams
 
@@ -25,24 +32,29 @@ CATALOG_CPUS = {cpu["id"]: cpu for cpu in engine.cpu_catalog() if cpu["cores"] >
 
 @require_http_methods(["GET", "POST"])
 @login_required
-def wizard(request: HttpRequest) -> HttpResponse:
+def wizard(request: HtmxHttpRequest) -> HttpResponse:
     devices = queries.online_devices()
     if request.method == "GET":
         example = request.GET.get("example", DEFAULT_EXAMPLE)
         spec = default_spec(devices, example)
+        # "Your hardware stays": a new task starts on the hardware of the user's last one.
+        spec["hardware"] = queries.latest_hardware(request.user) or spec["hardware"]
         form = SpecForm(initial=initial_from_spec(spec))
         step = request.GET.get("step", "task")
         return _render(request, form, step if step in STEP_NAMES else "task", {}, devices, spec)
 
     data = request.POST.copy()
-    current = data.get("step") if data.get("step") in STEP_NAMES else "task"
+    asked = data.get("step") or ""
+    current = asked if asked in STEP_NAMES else "task"
     go = data.get("go", "")
     if data.get("example") in EXAMPLES:
         # An example replaces the task and data steps and keeps the hardware the user set.
-        chosen = initial_from_spec({**EXAMPLES[data["example"]]["spec"], "hardware": {}})
+        chosen = initial_from_spec({**EXAMPLES[str(data["example"])]["spec"], "hardware": {}})
         for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
             data[name] = str(chosen.get(name, ""))
+        data["shaped_for"] = str(chosen.get("task", ""))
         go = "task"
+    reshape_for_task(data)
     cpu = CATALOG_CPUS.get(data.get("use_cpu", ""))
     if cpu is not None:
         data["cpu_cores"], data["cpu_threads"] = str(cpu["cores"]), str(cpu["threads"])
@@ -62,8 +74,8 @@ def wizard(request: HttpRequest) -> HttpResponse:
         if not errors:
             try:
                 spec = form.to_spec()
-                chosen = profiles.preselected(devices, spec)
-                rec = services.advise(owner=request.user, spec=spec, device=chosen)
+                timed_on = profiles.preselected(devices, spec)
+                rec = services.advise(owner=signed_in(request.user), spec=spec, device=timed_on)
             except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
                 errors = form.field_errors(exc.errors)
             else:
@@ -82,9 +94,12 @@ def wizard(request: HttpRequest) -> HttpResponse:
 @login_required
 def wizard_check(request: HttpRequest) -> HttpResponse:
     """htmx: the engine's errors for the fields of the shown step (out of band) and the live preview."""
-    form = SpecForm(request.POST)
+    data = request.POST.copy()
+    reshape_for_task(data)  # the preview sees the shape the next step will show
+    form = SpecForm(data)
     errors = form.spec_errors()
-    step = request.POST.get("step") if request.POST.get("step") in STEP_NAMES else "task"
+    asked = request.POST.get("step") or ""
+    step = asked if asked in STEP_NAMES else "task"
     context = _context(form, step, errors, queries.online_devices(), None)
     return render(request, f"{TEMPLATE}#check", context)
 
@@ -100,7 +115,7 @@ def _first_step_with_errors(errors: dict[str, list[str]]) -> str:
 
 
 def _render(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     form: SpecForm,
     step: str,
     errors: dict[str, list[str]],
@@ -148,6 +163,13 @@ def _context(
         "catalog_cpus": list(CATALOG_CPUS.values()),
         "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
+        # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
+        "error_steps": [
+            f"{label} (step {i + 1})"
+            for i, (n, label, fields) in enumerate(STEPS)
+            if any(f in errors for f in fields)
+        ],
+        "shaped_for": form["task"].value() or "",
     }
 
 

@@ -67,6 +67,9 @@ def test_it_queues_a_calibration_on_the_devices_queue(
         ({"time_limit_seconds": 10**6}, "time_limit_seconds"),
         ({"time_limit_seconds": 0}, "time_limit_seconds"),
         ({"device": "a\x00b"}, "device"),
+        ({"data_parallel": [0]}, "data_parallel"),
+        ({"data_parallel": [3]}, "data_parallel"),  # the device has 2 cores
+        ({"data_parallel": "2"}, "data_parallel"),
     ],
 )
 def test_it_refuses_a_bad_calibration_request_naming_the_field(
@@ -76,6 +79,13 @@ def test_it_refuses_a_bad_calibration_request_naming_the_field(
     assert response.status_code == 400, response.content
     assert field in response.json() and all(response.json()[field])
     assert not CalibrationJob.objects.exists()
+
+
+def test_it_queues_a_data_parallel_calibration(api: APIClient, rec: Recommendation, device: Device) -> None:
+    response = api.post(URL, _request(rec, device, data_parallel=[2, 1, 2]), format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["data_parallel"] == [1, 2]
+    assert api.post(URL, _request(rec, device), format="json").json()["data_parallel"] == []
 
 
 def test_it_refuses_a_missing_field_and_a_non_object(

@@ -33,6 +33,9 @@ OUR_FIELDS = {
     "major_faults_per_step",
     "samples",
     "batch_size",
+    "live_tensor_peak_bytes",
+    "rss_growth_bytes",
+    "max_memory_reserved_bytes",
 }
 
 

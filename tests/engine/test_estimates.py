@@ -84,11 +84,14 @@ def test_it_counts_memory_beyond_the_weights() -> None:
     assert memory["activations"] > 0 and memory["total"] > 3 * memory["weights"]
 
 
-def test_it_knows_resnet50_at_batch_32_does_not_fit_a_4gb_gtx980() -> None:
-    # S §6: Caffe, CNTK and Torch could not run ResNet-50 at a mini-batch of 32 or more on the 4 GB GTX 980
+def test_it_knows_resnet50_at_batch_64_does_not_fit_a_4gb_gtx980() -> None:
+    # S §6: Caffe, CNTK and Torch (2016) could not run ResNet-50 at a mini-batch of 32 on the 4 GB GTX 980.
+    # PyTorch 2 keeps less: the account (which matches PyTorch's live-tensor peak for this network at batch 4
+    # within 1%, bench/README.md "memory") puts batch 32 at about 3 GB and batch 64 beyond 4 GB.
     rec = recommend(spec("vision", [3, 224, 224], outputs=1000, hardware={**GPU, "gpu": "gtx-980"}))
     resnet = next(c for c in rec["candidates"] if c["published"] == "resnet-50")
-    assert memory_for(resnet, batch_size=16)["total"] < 4e9 < memory_for(resnet, batch_size=32)["total"]
+    at = {b: memory_for(resnet, batch_size=b, device="cuda")["total"] for b in (16, 32, 64)}
+    assert at[16] < at[32] < 4e9 < at[64]
 
 
 def _fastest(network: str, column: str) -> float:

@@ -72,7 +72,7 @@ def test_it_grows_a_deconvolutional_network_layer_by_layer() -> None:
 def test_it_starts_mini_batches_where_shi_et_al_did(task_spec: dict[str, Any], batch: int) -> None:
     training = recommend(task_spec)["candidates"][0]["training"]
     assert training["batch_size"] == batch
-    assert training["init_scale"] == 0.1 and training["optimizer"] == "sgd" and training["epochs"] >= 1
+    assert training["init_scale"] == 0.1 and training["optimizer"] == "adam" and training["epochs"] >= 1
 
 
 def test_it_trains_gans_and_vaes_with_adam_and_rbms_by_contrastive_divergence() -> None:

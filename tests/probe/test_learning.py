@@ -128,47 +128,6 @@ def run(score: float, family: str = "ffn", train_score: float | None = None) -> 
     }
 
 
-@pytest.mark.parametrize(
-    ("shallow", "deep", "target", "text", "deep_needed", "chosen"),
-    [
-        (run(0.93), None, 0.9, "shallow FFN reaches 0.93 (target 0.90) — deep not needed", False, "shallow"),
-        (
-            run(0.81),
-            run(0.95, "cnn"),
-            0.9,
-            "shallow reaches 0.81, CNN reaches 0.95 on the sample",
-            True,
-            "deep",
-        ),
-        (run(0.81), run(0.85, "cnn"), 0.9, "neither reaches the target 0.90", True, "deep"),
-        (run(0.81), None, 0.9, "below the target 0.90; no deep", True, "shallow"),
-        (run(0.81), None, None, "no accuracy target", None, "shallow"),
-        (None, run(0.97, "cnn"), 0.9, "no shallow network was tried", None, "deep"),
-    ],
-)
-def test_it_words_the_verdict_as_the_numbers_say(
-    shallow: dict[str, Any] | None,
-    deep: dict[str, Any] | None,
-    target: float | None,
-    text: str,
-    deep_needed: bool | None,
-    chosen: str,
-) -> None:
-    answer = verdict(
-        metric="accuracy",
-        target=target,
-        baseline=None,
-        shallow=shallow,
-        deep=deep,
-        deep_note=None,
-        expected=None,
-    )
-    assert text in answer["text"]
-    assert answer["deep_needed"] is deep_needed
-    assert answer["chosen"] == chosen
-    assert {r["rule"] for r in answer["reasons"]} == {"net.shallow.first", "net.shallow.validate"}
-
-
 def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
     answer = verdict(
         metric="accuracy",
@@ -188,7 +147,7 @@ def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
 def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: Any) -> None:
     """Breast-cancer data with a target of 1.0: the shallow FFN misses it, so the deep one is trained too."""
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import run_probe
+    from advisor.probe.learning.probe import shallow_first
 
     path = tmp_path / "bc.npz"
     samples.save(samples.demo("breast_cancer"), path)
@@ -201,7 +160,7 @@ def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: A
     roles = {c["depth"]: {"index": i, "candidate": c} for i, c in reversed(list(enumerate(candidates)))}
     events: list[dict[str, Any]] = []
     plan = ProbePlan(str(path), "classify", 1.0, 5000, roles.get("shallow"), roles.get("deep"), budget_s=6.0)
-    answer = run_probe(plan, events.append)
+    answer = shallow_first(plan, events.append)
     stages = {e["stage"] for e in events if e["type"] == "stage"}
     assert {"split", "baseline", "shallow", "deep", "curve", "verdict"} <= stages
     assert answer["shallow_score"] < 1.0 and answer["deep_needed"] is True
@@ -213,7 +172,7 @@ def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: A
 @pytest.mark.parametrize("goal", ["regress", "compress"])
 def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: Any, goal: str) -> None:
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import run_probe
+    from advisor.probe.learning.probe import shallow_first
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 6)).astype(np.float32)
@@ -226,7 +185,7 @@ def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: An
     plan = ProbePlan(
         str(tmp_path / "s.npz"), goal, 0.5, 3000, roles.get("shallow"), roles.get("deep"), budget_s=4
     )
-    answer = run_probe(plan, lambda event: None)
+    answer = shallow_first(plan, lambda event: None)
     assert answer["metric"] == {"regress": "r2", "compress": "explained_variance"}[goal]
     assert answer["baseline_score"] is not None and answer["shallow_score"] is not None
     assert ("R²" if goal == "regress" else "variance explained") in answer["text"]
@@ -237,7 +196,7 @@ def test_it_reports_a_candidate_that_cannot_train_and_goes_on(tmp_path: Any) -> 
     import copy
 
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import run_probe
+    from advisor.probe.learning.probe import shallow_first
 
     samples.save(samples.demo("iris"), tmp_path / "iris.npz")
     candidates = recommend(IRIS_SPEC)["candidates"]
@@ -254,7 +213,7 @@ def test_it_reports_a_candidate_that_cannot_train_and_goes_on(tmp_path: Any) -> 
         budget_s=3,
     )
     events: list[dict[str, Any]] = []
-    answer = run_probe(plan, events.append)
+    answer = shallow_first(plan, events.append)
     skipped = [e["data"] for e in events if e["type"] == "stage" and e["stage"] == "shallow"]
     assert skipped and "training failed" in skipped[-1]["skipped"]
     assert answer["shallow_score"] is None and answer["deep_score"] is not None

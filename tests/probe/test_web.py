@@ -26,7 +26,7 @@ def test_it_adds_a_demo_sample_and_starts_a_probe(
     page = browser.get(f"/recommendations/{iris_rec.pk}/probe/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Shallow: #0 FFN" in html and "net.shallow.first" in html
+    assert "Shallow: candidate 1, FFN" in html and "net.shallow.first" in html
     assert "150 examples) — fits this task" in html  # iris, among the bundled data sets
     added = browser.post(f"/recommendations/{iris_rec.pk}/probe/samples/", {"demo": "iris"})
     sample = DataSample.objects.get()
@@ -95,6 +95,7 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
             "epochs": [{"epoch": 1, "val": 0.8}, {"epoch": 2, "val": 0.93, "test": 0.93}],
         },
         "curve": {
+            "family": "ffn",  # the network the curve was measured on, as the worker saves it
             "method": "power_law",
             "examples": 120,
             "estimate": 0.96,
@@ -121,9 +122,35 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
     )
     html = browser.get(f"/probes/{job.pk}/").content.decode()
     assert "deep not needed" in html
-    assert html.count("<svg") == 2 and html.count("<circle") == 3  # the curve's points, the epochs' line
+    assert html.count('<figure class="plot">') == 2  # the learning curve, the scores per epoch
+    assert html.count('r="4.5"') == 3 and html.count("<polyline") == 2  # the curve's points; fitted, epochs
+    assert "measured (FFN)" in html and "target 0.9" in html  # which network; the target in the legend
     assert 'class="interval"' in html  # the expected score at full size, with its interval
     assert browser.get(f"/probes/{job.pk}/", HTTP_HX_REQUEST="true").status_code == 286
+
+
+@pytest.mark.parametrize(
+    ("met", "css"), [(True, "status succeeded"), (False, "status failed"), (None, 'class="status "')]
+)
+def test_it_colours_the_verdict_as_the_target_was_met_or_missed(
+    browser: Client, user: Any, iris_rec: Any, device: Any, met: bool | None, css: str
+) -> None:
+    text = "neither reaches the target 0.97 on the sample: shallow 0.967, CNN 0.969"
+    job = ProbeJob.objects.create(
+        owner=user,
+        recommendation=iris_rec,
+        device=device,
+        time_limit_seconds=30,
+        status=ProbeJob.SUCCEEDED,
+        results={},
+        verdict={"text": text, "met": met, "notes": [], "reasons": []},
+    )
+    html = browser.get(f"/probes/{job.pk}/").content.decode()
+    verdict = html[html.index('id="verdict"') :]
+    assert text in verdict
+    assert css in verdict.split(text)[0]  # a miss is never drawn in the success colour
+    if met is not True:
+        assert "succeeded" not in verdict.split(text)[0]
 
 
 def test_it_hides_others_probes_and_samples(

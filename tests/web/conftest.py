@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,6 +11,18 @@ from django.utils import timezone
 
 from advisor import services
 from advisor.models import CalibrationJob, Device, Measurement
+
+
+@pytest.fixture
+def page(chromium_path: str, live_server: Any, user: Any, monkeypatch: Any) -> Iterator[Any]:
+    """A headless Chromium tab, logged in as `user`. Playwright's sync API runs an event loop in the
+    test's thread, so Django's async-safety check would refuse the ORM calls a test makes between browser
+    steps; only the tests that use a page turn it off."""
+    from tests.web.browser import open_page
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with open_page(chromium_path, live_server.url) as tab:
+        yield tab
 
 
 @pytest.fixture

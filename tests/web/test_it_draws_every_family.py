@@ -52,7 +52,8 @@ def test_it_draws_each_network_of_each_candidate(client_for: Client, user: Any, 
         assert [d["name"] for d in drawn] == list(cand["networks"])
         for d in drawn:
             assert all(row["shape"] for row in d["rows"]), (name, index, d["name"])
-            assert f"{d['name']}: {len(d['rows']) - 1} layers" in page.content.decode()
+            n = len(d["rows"]) - 1  # "classifier: 1 layer", never "1 layers"
+            assert f"{d['name']}: {n} layer{'' if n == 1 else 's'} " in page.content.decode()
         outputs = cand["io"]["outputs"]
         if cand["io"]["target"] == "class" and "model" in drawn[0]["name"]:
             assert drawn[0]["rows"][-1]["shape"][-1] == outputs

@@ -5,75 +5,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.a11y import CONTRAST_JS
+from tests.web.browser import ARGS, SHOTS, next_step, shoot, submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(autouse=True)
-def orm_beside_playwright(monkeypatch: Any) -> None:
-    """Playwright's sync API runs an event loop in the test's thread, so Django's async-safety check would
-    refuse the ORM calls the tests make between browser steps; only these tests turn it off."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-@pytest.fixture
-def page(chromium_path: str, live_server: Any, user: Any) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path, args=ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
-        context.set_default_timeout(15_000)
-        tab = context.new_page()
-        tab.goto("/")
-        tab.fill("#id_username", "ada")
-        tab.fill("#id_password", "correct-horse-battery")
-        tab.click("button[type=submit]")
-        tab.wait_for_url(re.compile(r"/$"))
-        try:
-            yield tab
-        finally:
-            context.close()
-            browser.close()
-
-
-def shoot(page: Any, name: str) -> None:
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    assert page.evaluate(CONTRAST_JS) == [], name
-
-
-SETTLED = "!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
-
-
-def submit(page: Any, selector: str) -> None:
-    """Click a wizard button and wait until htmx has swapped its answer in (the old step still shows until
-    then, so waiting for a selector alone could match the page being replaced)."""
-    with page.expect_response(lambda r: r.request.method == "POST"):
-        page.click(selector)
-    page.wait_for_function(SETTLED)
-
-
-def next_step(page: Any, step: str) -> None:
-    submit(page, f"button[name=go][value={step}]")
-    page.wait_for_selector(f"button[aria-current=step][value={step}]")
 
 
 def test_it_walks_a_vision_task_with_live_validation(page: Any) -> None:

@@ -48,7 +48,8 @@ def cnn(spec: dict[str, Any]) -> Draft:
     reasons = [
         reason(
             "size.deep.cnn",
-            f"{len(sizes)} convolution stages of {', '.join(map(str, sizes))} channels: each halves the "
+            f"{len(sizes)} convolution stage{'' if len(sizes) == 1 else 's'} of "
+            f"{', '.join(map(str, sizes))} channels: each halves the "
             "image's "
             f"height and width ({height}x{width} -> {h}x{w}), so every stage passes on fewer values than the "
             "one before.",

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
@@ -47,7 +47,9 @@ class Command(BaseCommand):
                     proc.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     proc.kill()
-        failed = [p.args[2] for p in procs if p.returncode not in (0, -signal.SIGTERM, None)]
+        failed = [
+            str(cast(list[str], p.args)[2]) for p in procs if p.returncode not in (0, -signal.SIGTERM, None)
+        ]
         if failed:
             self.stderr.write(f"stopped: {', '.join(failed)} exited with an error")
 

@@ -1,0 +1,176 @@
+"""A timeline of the bytes a training step allocates and frees, and its peak: what the memory estimate is.
+
+The step is replayed as PyTorch runs it: each network's forward pass allocates every layer's output and what
+the layer keeps for backward (account.py), and frees an output nobody keeps as soon as the next layer has
+read it; the backward pass walks the layers in reverse, making the gradient of each layer's input and of its
+parameters, and frees what a layer kept once its backward has run (autograd releases saved tensors then);
+the optimiser then updates in place, with a few temporaries. On CUDA the caching allocator hands out
+blocks rounded up to 512 bytes, which `Timeline(block=512)` charges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from advisor.engine.account import FLOAT_BYTES, LayerMemory
+
+CATEGORIES = ("weights", "gradients", "optimizer", "activations", "batch", "workspace")
+CUDA_BLOCK = 512  # bytes: the CUDA caching allocator's rounding of every block
+
+
+class Timeline:
+    """Live bytes by category; `at_peak` is the breakdown at the highest total seen."""
+
+    def __init__(self, block: int = 1) -> None:
+        self.block = block
+        self.live = dict.fromkeys(CATEGORIES, 0)
+        self.total = 0
+        self.peak = 0
+        self.at_peak = dict(self.live)
+
+    def size(self, n: float) -> int:
+        n = int(n)
+        return -(-n // self.block) * self.block if n > 0 else 0
+
+    def alloc(self, category: str, n: float) -> int:
+        n = self.size(n)
+        self.live[category] += n
+        self.total += n
+        if self.total > self.peak:
+            self.peak = self.total
+            self.at_peak = dict(self.live)
+        return n
+
+    def free(self, category: str, n: float) -> None:
+        """Free `n` bytes allocated in `category` (already rounded by alloc, or rounded now)."""
+        n = self.size(n)
+        self.live[category] -= n
+        self.total -= n
+
+    def transient(self, category: str, n: float) -> None:
+        self.free(category, self.alloc(category, n))
+
+
+@dataclass
+class Graph:
+    """One network's forward pass at a batch: what its backward needs and frees."""
+
+    layers: Sequence[LayerMemory]
+    batch: int
+    inputs: list[int]  # bytes of each layer's input tensor
+    frees: list[int]  # bytes freed once each layer's backward has run
+    needs_grad: list[bool]  # whether each layer's input needs a gradient
+    output: int = 0  # bytes of the network's output, held by the caller
+    output_kept: bool = False  # a layer keeps the output for backward (freed with it)
+    released: bool = field(default=False)
+
+    def release_output(self, t: Timeline) -> None:
+        """The caller is done with the output: it goes unless a layer keeps it."""
+        if not self.released and not self.output_kept:
+            t.free("activations", self.output)
+        self.released = True
+
+
+def forward(
+    t: Timeline,
+    layers: Sequence[LayerMemory],
+    batch: int,
+    *,
+    input_bytes: int,
+    input_owned: bool = True,
+    input_needs_grad: bool = False,
+) -> Graph:
+    """Replay a layer chain's forward pass. `input_owned`: the caller holds the input (the batch, a generated
+    image) and frees it; otherwise it goes as soon as nothing keeps it."""
+    g = Graph(layers, batch, [], [0] * len(layers), [])
+    current, owned, keepers = input_bytes, input_owned, list[int]()
+    grad = input_needs_grad
+    for i, m in enumerate(layers):
+        g.inputs.append(current)
+        g.needs_grad.append(grad)
+        grad = grad or bool(m.tensors)
+        if m.out_bytes == 0:  # a view: the same storage goes on
+            continue
+        out = t.alloc("activations", batch * m.out_bytes)
+        extra = t.alloc("activations", batch * m.saved + m.saved_fixed)
+        g.frees[i] += extra
+        if m.saves_input:
+            keepers.append(i)
+        if not owned:
+            if keepers:
+                g.frees[min(keepers)] += current
+            else:
+                t.free("activations", current)
+        current, owned, keepers = out, False, [i] if m.saves_output else []
+    g.output = current if layers else 0
+    if keepers:
+        g.frees[min(keepers)] += current
+        g.output_kept = True
+    if not layers:
+        g.released = True
+    return g
+
+
+def backward(t: Timeline, g: Graph, *, grad_out: int, accumulate: bool = False) -> int:
+    """Replay the backward pass from a live gradient of the output (`grad_out` bytes, freed here); returns
+    the bytes of the input's gradient left alive (0 if the input needs none). `accumulate`: the parameters
+    already have gradients, so the new ones are added in place and freed."""
+    grad = grad_out
+    for i in reversed(range(len(g.layers))):
+        m = g.layers[i]
+        if m.out_bytes == 0:
+            continue
+        grad_in = t.alloc("workspace", g.inputs[i]) if g.needs_grad[i] else 0
+        if g.needs_grad[i]:
+            t.transient("workspace", g.batch * m.input_grad_extra)
+        for n in m.tensors:
+            if accumulate:
+                t.transient("workspace", FLOAT_BYTES * n)
+            else:
+                t.alloc("gradients", FLOAT_BYTES * n)
+        t.transient("workspace", g.batch * m.backward + m.backward_fixed)
+        t.free("workspace", grad)
+        t.free("activations", g.frees[i])
+        grad = grad_in
+    return grad
+
+
+def tensors_of(layers: Sequence[LayerMemory]) -> list[int]:
+    return [n for m in layers for n in m.tensors]
+
+
+def hold(t: Timeline, category: str, tensors: Sequence[int], copies: int = 1) -> None:
+    """Allocate `copies` buffers the size of each parameter tensor (weights, gradients, optimiser state)."""
+    for _ in range(copies):
+        for n in tensors:
+            t.alloc(category, FLOAT_BYTES * n)
+
+
+def release(t: Timeline, category: str, tensors: Sequence[int]) -> None:
+    for n in tensors:
+        t.free(category, FLOAT_BYTES * n)
+
+
+# optimiser state per parameter tensor (torch.optim): SGD keeps a momentum buffer only with momentum
+_STATES = {"sgd": 1, "momentum": 1, "adam": 2, "adamw": 2, "rmsprop": 1, "adagrad": 1, "adadelta": 2}
+
+
+def optimizer_states(optimizer: str, momentum: float | None) -> int:
+    name = optimizer.lower()
+    if name == "sgd":
+        return 1 if momentum else 0
+    return _STATES.get(name, 1)
+
+
+def optimizer_step(t: Timeline, tensors: Sequence[int], optimizer: str, *, foreach: bool) -> None:
+    """The update's temporaries: SGD and momentum update in place; Adam's denominator (the square root of the
+    second moment, then divided) is two tensors at once, per parameter on the CPU, or one of every
+    parameter at once with the multi-tensor (foreach) update that PyTorch uses on CUDA."""
+    if optimizer.lower() not in ("adam", "adamw", "rmsprop", "adadelta") or not tensors:
+        return
+    if foreach:
+        hold(t, "workspace", tensors)
+        release(t, "workspace", tensors)
+    else:
+        t.transient("workspace", 2 * FLOAT_BYTES * max(tensors))

@@ -1,0 +1,184 @@
+"""`python -m bench memory`: the engine's training-memory estimate against what training really takes.
+
+Candidates of all ten families come from advisor.engine.recommend() over varied specs; each runs at several
+mini-batch sizes, every configuration in a fresh process (started with the harness's tuned glibc malloc
+unless --allocator default) that runs measure() twice on it: the first pays the runtime's one-off costs
+(kernels, thread pools, the optimiser's imports), the second is the figure. Against the estimate
+(advisor.engine.memory_for(..., device=) "total"): the live-tensor peak (what PyTorch's dispatcher sees
+allocated, advisor.calibration.memory.LiveTensors; CUDA: max_memory_allocated) and the resident-set growth
+over the second run (CPU). Targets: within 10% of the live-tensor peak for 90% of configurations; within 20%
+of the RSS growth for 90% of those of 30 MB or more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from advisor.engine import memory_for, recommend
+
+FAMILIES = ("ffn", "ae", "cnn", "dn", "rnn", "lstm", "vae", "gan", "rbm", "dbn")
+BATCHES = (8, 32, 128)
+LIVE_TARGET, RSS_TARGET, RSS_FLOOR = 0.10, 0.20, 30e6
+
+_CPU = {"cpu_cores": 2, "ram_gb": 16}
+
+
+def _spec(task: str, shape: list[int], **data: Any) -> dict[str, Any]:
+    top = {k: data.pop(k) for k in ("goal", "generation") if k in data}
+    return {"task": task, **top, "hardware": _CPU, "data": {"examples": 10_000, "input_shape": shape, **data}}
+
+
+SPECS = [
+    _spec("tabular", [40], goal="classify", outputs=4),
+    _spec("tabular", [300], goal="classify", outputs=3, examples=500_000),
+    _spec("tabular", [40], outputs=4, labelled_fraction=0.2),
+    _spec("tabular", [300], goal="compress"),
+    _spec("vision", [1, 28, 28], outputs=10),
+    _spec("vision", [3, 32, 32], outputs=10, labelled_fraction=0.1),
+    _spec("vision", [1, 28, 28], goal="compress"),
+    _spec("generation", [1, 28, 28], generation="random"),
+    _spec("generation", [3, 32, 32], generation="controlled"),
+    _spec("sequence", [32], outputs=5, vocab_size=1_000),
+    _spec("sequence", [50, 12], outputs=5),
+    _spec("generation", [32], vocab_size=1_000),
+]
+
+
+def candidates(per_family: int) -> list[dict[str, Any]]:
+    """Up to `per_family` distinct candidates of each family (distinct layer lists)."""
+    found: dict[str, list[dict[str, Any]]] = {f: [] for f in FAMILIES}
+    seen: set[str] = set()
+    for spec in SPECS:
+        for c in recommend(spec)["candidates"]:
+            key = json.dumps(c["networks"], sort_keys=True)
+            family = c["family"]
+            if family in found and key not in seen and len(found[family]) < per_family:
+                seen.add(key)
+                found[family].append(c)
+    return [c for f in FAMILIES for c in found[f]]
+
+
+def _child(payload: dict[str, Any]) -> dict[str, Any]:
+    """Runs in the fresh process: measure() twice, the second for the figures."""
+    import torch
+
+    from advisor.calibration import measure
+
+    candidate, batch = payload["candidate"], payload["batch"]
+    kwargs = {"device": payload["device"], "batch_size": batch, "threads": 1, "min_iterations": 3}
+    first = measure(candidate, min_seconds=0.05, warmup=1, **kwargs)
+    second = measure(candidate, min_seconds=0.1, warmup=1, **kwargs)
+    cuda = payload["device"].startswith("cuda")
+    return {
+        "status": second["status"],
+        "live_tensor_peak_bytes": second.get("live_tensor_peak_bytes"),
+        "rss_growth_bytes": second.get("rss_growth_bytes"),
+        "first_growth_bytes": first.get("peak_memory_bytes"),
+        "max_memory_allocated_bytes": second["peak_memory_bytes"] if cuda else None,
+        "max_memory_reserved_bytes": second.get("max_memory_reserved_bytes"),
+        "allocator": second["allocator"],
+        "torch": torch.__version__,
+    }
+
+
+def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, str]) -> dict[str, Any]:
+    payload = json.dumps({"candidate": candidate, "batch": batch, "device": device})
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.memory", "--child"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    estimate = memory_for(candidate, batch_size=batch, device=device)
+    reference = measured["max_memory_allocated_bytes"] or measured["live_tensor_peak_bytes"]
+    row = {
+        "family": candidate["family"],
+        "network": _name(candidate),
+        "batch": batch,
+        "estimate": estimate,
+        **measured,
+        "live_error": estimate["total"] / reference - 1 if reference else None,
+        "rss_error": (
+            estimate["total"] / measured["rss_growth_bytes"] - 1 if measured["rss_growth_bytes"] else None
+        ),
+    }
+    return row
+
+
+def _name(c: dict[str, Any]) -> str:
+    widths = "-".join(str(h) for h in c.get("hidden_sizes") or [])
+    return f"{c['family']} {'x'.join(map(str, c['io']['input_shape']))} [{widths}]"
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    live = [abs(r["live_error"]) for r in rows if r["live_error"] is not None]
+    big = [r for r in rows if (r["rss_growth_bytes"] or 0) >= RSS_FLOOR and r["rss_error"] is not None]
+    rss = [abs(r["rss_error"]) for r in big]
+    return {
+        "configurations": len(rows),
+        "live_within_10pct": sum(e <= LIVE_TARGET for e in live) / len(live) if live else None,
+        "live_median_abs_error": statistics.median(live) if live else None,
+        "rss_configurations_over_30MB": len(big),
+        "rss_within_20pct": sum(e <= RSS_TARGET for e in rss) / len(rss) if rss else None,
+        "rss_median_abs_error": statistics.median(rss) if rss else None,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench memory", description=__doc__.split("\n")[0])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--per-family", type=int, default=2)
+    parser.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--allocator", choices=("tuned", "default"), default="tuned")
+    parser.add_argument("--max-bytes", type=float, default=2e9, help="skip configurations estimated above")
+    parser.add_argument("--out", type=Path, help="write rows and summary as JSON here")
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(json.loads(sys.stdin.read()))))
+        return 0
+    from advisor.calibration.allocator import TUNED_GLIBC_ENV
+    from bench import machine
+
+    env = dict(os.environ)
+    for key in TUNED_GLIBC_ENV:
+        env.pop(key, None)
+    if args.allocator == "tuned":
+        env.update(TUNED_GLIBC_ENV)
+    info = machine.describe()
+    rows: list[dict[str, Any]] = []
+    header = f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
+    print(header)
+    for c in candidates(args.per_family):
+        for batch in (int(b) for b in args.batches.split(",")):
+            if memory_for(c, batch_size=batch, device=args.device)["total"] > args.max_bytes:
+                continue
+            r = run_one(c, batch, args.device, env)
+            rows.append(r)
+            live, rss = r["max_memory_allocated_bytes"] or r["live_tensor_peak_bytes"], r["rss_growth_bytes"]
+            print(
+                f"{r['network']:<34} {batch:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
+                f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
+                f"{r['rss_error'] or 0:>+7.1%}",
+                flush=True,
+            )
+    result = {"machine": machine.finish(info), "summary": summary(rows), "rows": rows}
+    print(json.dumps(result["summary"], indent=1))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
