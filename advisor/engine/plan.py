@@ -241,3 +241,19 @@ def profiled_threads(
         reason("cpu.threads.physical", text) if r["rule"] == "cpu.threads.physical" else r
         for r in plan["reasons"]
     ]
+
+
+def follow_measurement(plan: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The plan after a calibration of the first candidate: where the thread count it measured fastest is not
+    the plan's, the plan takes the measured one and says why (a measurement outranks any model)."""
+    at = measured.get("measured_at") or {}
+    threads = at.get("threads")
+    if plan.get("device") != "cpu" or not threads or threads == plan.get("threads"):
+        return plan
+    job = measured.get("calibration")
+    text = (
+        f"Train with {threads} thread{'s' if threads > 1 else ''}: calibration #{job} measured that fastest "
+        f"at batch {at.get('batch_size')}, where the plan had said {plan['threads']}."
+    )
+    reasons = [r for r in plan["reasons"] if r["rule"] != "cpu.threads.physical"]
+    return {**plan, "threads": threads, "reasons": [*reasons, reason("cpu.threads.physical", text)]}
