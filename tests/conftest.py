@@ -89,7 +89,8 @@ def worker_env() -> dict[str, str]:
 class WorkerProcess:
     """A real `manage.py worker` process on a host name of its own, so its queue is this test's alone."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, env: dict[str, str] | None = None) -> None:
+        self.env = env or {}  # over worker_env()
         self.host = f"pytest-{uuid.uuid4().hex[:8]}"
         self.device_id = f"{self.host}-cpu0"
         self.log_path = log_dir / f"worker-{self.host}.log"
@@ -112,7 +113,7 @@ class WorkerProcess:
                 "INFO",
             ],
             cwd=REPO,
-            env=worker_env(),
+            env={**worker_env(), **self.env},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
