@@ -71,17 +71,23 @@ class TimeModel(models.Model):
         return f"time model {self.version} of {self.device_id}"
 
 
-class Recommendation(models.Model):
+class OwnedRecord(models.Model):
+    """A row a user owns, listed newest first (each model's `owner` foreign key has its own related name)."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+
+class Recommendation(OwnedRecord):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"
     )
     spec = models.JSONField(encoder=FastEncoder)  # the normalised TaskSpec
     result = models.JSONField(encoder=FastEncoder)  # engine.recommend()'s answer, without id
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
 
     def __str__(self) -> str:
         return f"Recommendation {self.pk} ({self.spec.get('task')})"

@@ -152,7 +152,9 @@ def check_calibration_limits(
         ]
     if device.memory_bytes and not bad_batches:
         for b in batch_sizes or [cand["training"]["batch_size"]]:
-            need = engine.memory_for(cand, batch_size=b)["total"]
+            need = engine.memory_for(cand, batch_size=b, device="cuda" if device.kind == "cuda" else "cpu")[
+                "total"
+            ]
             if need > device.memory_bytes:
                 errors.setdefault("batch_sizes", []).append(
                     f"batch {b} needs about {need / 2**30:.1f} GiB, more than {device.name}'s "

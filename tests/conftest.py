@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import psutil
 import pytest
@@ -86,6 +86,19 @@ def worker_env() -> dict[str, str]:
     return env
 
 
+def spawn(argv: list[str], log: IO[bytes], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A server process of this repository on the test run's database and broker (`env` over it), its output
+    in `log`, in a session of its own so that os.killpg stops it with its children."""
+    return subprocess.Popen(
+        argv,
+        cwd=REPO,
+        env={**worker_env(), **(env or {})},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
 class WorkerProcess:
     """A real `manage.py worker` process on a host name of its own, so its queue is this test's alone."""
 
@@ -99,25 +112,8 @@ class WorkerProcess:
     def start(self, timeout: float = 60.0) -> None:
         from advisor.models import Device
 
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "manage.py",
-                "worker",
-                "--device",
-                "cpu",
-                "--host",
-                self.host,
-                "--loglevel",
-                "INFO",
-            ],
-            cwd=REPO,
-            env={**worker_env(), **self.env},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        argv = [sys.executable, "manage.py", "worker", "--device", "cpu", "--host", self.host]
+        self.proc = spawn([*argv, "--loglevel", "INFO"], self.log_path.open("ab"), self.env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

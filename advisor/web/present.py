@@ -209,7 +209,9 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
         ("weights", "Weights"),
         ("gradients", "Gradients"),
         ("optimizer", "Optimiser state"),
-        ("activations", "Activations (one mini-batch)"),
+        ("activations", "Saved activations (at the peak)"),
+        ("batch", "The mini-batch"),
+        ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
     ):
         value = memory.get(key, 0)
         share = value / total
