@@ -115,7 +115,7 @@ def test_it_gives_every_candidate_the_contracts_fields() -> None:
         assert (candidate["depth"] == "shallow") == (
             len(candidate["hidden_sizes"]) == 1 and candidate["family"] in ("ffn", "ae", "rbm")
         )
-        assert candidate["estimate"]["seconds_to_train"] > 0 and candidate["estimate"]["basis"] == "analytic"
+        assert candidate["estimate"]["seconds_to_train"] > 0 and candidate["estimate"]["basis"] == "catalog"
 
 
 def test_it_answers_in_plain_json_that_round_trips() -> None:
