@@ -9,6 +9,7 @@ warm-up; the whole profile takes about 10 s per thread count on a 2-core VM (ben
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -16,12 +17,14 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import torch
 from torch import nn
 
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.devices import cpu_model_name, physical_cores
+from advisor.engine.costmodel import SEQUENCE_STEPS, step_cost
 from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
 
 POINT_SECONDS = 0.06  # per measured point: enough repetitions for a stable median on a noisy VM
@@ -35,7 +38,8 @@ LSTM_SIZES = (
     (32, 128, 128),
     (64, 256, 256),
 )  # (batch, input, hidden) of one layer; 8 steps
-LSTM_STEPS = 8
+LSTM_STEPS = SEQUENCE_STEPS
+LONG_STEPS = 128  # the sequence over which per-step growth is measured
 VALUES = (1_000, 30_000, 300_000, 3_000_000)
 PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
 
@@ -43,12 +47,16 @@ PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
 def _median_seconds(
     run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS
 ) -> float:
-    for _ in range(2):
-        run()
+    first = time.perf_counter()
+    run()
+    sync()
+    # a slow point (a large convolution: 70 ms here) needs fewer runs for a stable median
+    fewest = 3 if time.perf_counter() - first > budget / 3 else 5
+    run()
     sync()
     times: list[float] = []
     start = time.perf_counter()
-    while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 2000):
+    while len(times) < fewest or (time.perf_counter() - start < budget and len(times) < 2000):
         t0 = time.perf_counter()
         run()
         sync()
@@ -66,26 +74,94 @@ def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None]) -> fl
     return _median_seconds(run, sync)
 
 
-def _harness_step(depth: int, dev: torch.device, sync: Callable[[], None]) -> float:
-    from advisor.calibration.steps import make_step
-
-    layers = [{"kind": "Linear", "args": {"in_features": 4, "out_features": 4}} for _ in range(depth)]
-    candidate = {
+def _candidate(
+    layers: list[dict[str, Any]], input_shape: list[int], batch: int, optimizer: str
+) -> dict[str, Any]:
+    return {
         "family": "ffn",
         "networks": {"model": layers},
         "io": {
-            "input_shape": [4],
+            "input_shape": input_shape,
             "input_dtype": "float32",
             "vocab_size": None,
             "target": "class",
-            "outputs": 4,
+            "outputs": layers[-1]["args"]["out_features"],
             "latent_size": None,
         },
-        "training": {"batch_size": 4, "optimizer": "sgd", "learning_rate": 0.01, "loss": "cross_entropy"},
+        "training": {
+            "batch_size": batch,
+            "optimizer": optimizer,
+            "learning_rate": 0.01,
+            "loss": "cross_entropy",
+        },
     }
+
+
+def _linear(i: int, o: int) -> dict[str, Any]:
+    return {"kind": "Linear", "args": {"in_features": i, "out_features": o}}
+
+
+_RELU: dict[str, Any] = {"kind": "ReLU", "args": {}}
+# whole steps of small real networks (an MLP, a CNN on MNIST-sized images; 1-3 ms each here) that the
+# step factor compares with the layer-by-layer model
+WHOLE_STEPS = (
+    _candidate([_linear(32, 256), _RELU, _linear(256, 256), _RELU, _linear(256, 10)], [32], 64, "adam"),
+    _candidate(
+        [
+            {"kind": "Conv2d", "args": {"in_channels": 1, "out_channels": 8, "kernel_size": 3, "padding": 1}},
+            _RELU,
+            {"kind": "MaxPool2d", "args": {"kernel_size": 2}},
+            {"kind": "Flatten", "args": {}},
+            _linear(8 * 14 * 14, 10),
+        ],
+        [1, 28, 28],
+        32,
+        "sgd",
+    ),
+)
+
+
+def _harness_step(candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None]) -> float:
+    """Median seconds of the calibration harness's own step, a fresh batch each time as calibrations draw."""
+    from advisor.calibration.steps import make_step
+
     step = make_step(candidate, dev)
-    batch = step.make_batch(4)
-    return _median_seconds(lambda: step.run(batch), sync)
+    batch_size = int(candidate["training"]["batch_size"])
+    batches = [step.make_batch(batch_size) for _ in range(4)]
+    turn = iter(range(1 << 30))
+    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync)
+
+
+def _step_factor(rates: ThreadProfile, dev: torch.device, sync: Callable[[], None]) -> float:
+    """Measured / modelled seconds of the WHOLE_STEPS by the model without a factor: the median ratio."""
+    profile: DeviceProfile = {
+        "version": PROFILE_VERSION,
+        "kind": dev.type,
+        "processor": "",
+        "torch": "",
+        "threads": {"1": rates},
+        "copy_bandwidth": None,
+        "allocator": "",
+        "profiled_at": "",
+        "seconds": 0.0,
+    }
+    ratios = [
+        _harness_step(c, dev, sync)
+        / step_cost(c, batch_size=int(c["training"]["batch_size"]), threads=1, profile=profile).seconds
+        for c in WHOLE_STEPS
+    ]
+    return min(3.0, max(0.5, statistics.median(ratios)))
+
+
+def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> float:
+    """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps."""
+    b, i, h = 16, 16, 64
+    lstm = nn.LSTM(i, h, batch_first=True).to(dev)
+    short, long = (
+        _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync) / steps
+        for steps in (LSTM_STEPS, LONG_STEPS)
+    )
+    return min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
 
 
 def _optimizer_seconds(
@@ -111,7 +187,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
     base = max(one - (five - one) / 4, one * 0.1)
     # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
     # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
-    tiny = [_harness_step(depth, dev, sync) for depth in (1, 3)]
+    tiny = [_harness_step(_candidate([_linear(4, 4)] * depth, [4], 4, "sgd"), dev, sync) for depth in (1, 3)]
     step = max(tiny[0] - (tiny[1] - tiny[0]) / 2, tiny[0] * 0.1)
 
     def net(seconds: float) -> float:
@@ -143,7 +219,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
         few = _optimizer_seconds(name, 2, 16_000, dev, sync)
         per_tensor[name] = max(0.0, (many - few) / 14)
     biggest = linear[-1]
-    return {
+    rates: ThreadProfile = {
         "linear": linear,
         "conv": conv,
         "recurrent": recurrent,
@@ -155,6 +231,8 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
         "flops": 3 * biggest[0] / biggest[1],
         "bandwidth": 4 * 4 * VALUES[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
     }
+    rates["step_factor"] = _step_factor(rates, dev, sync)
+    return rates
 
 
 def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
@@ -193,6 +271,12 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
             if dev.type == "cpu":
                 torch.set_num_threads(count)
             by_threads[str(count)] = _at_threads(dev, sync)
+        # measured once, at the first count: a property of the recurrent kernels' memory traffic
+        if dev.type == "cpu":
+            torch.set_num_threads(counts[0])
+        exponent = _sequence_exponent(dev, sync)
+        for rates in by_threads.values():
+            rates["sequence_exponent"] = exponent
     finally:
         torch.set_num_threads(previous)
     return {

@@ -29,6 +29,7 @@ _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
 # profile's Linear curve is forward + backward, three products
 _CD1_SHARE = 5 / 3
+SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ def _layer_seconds(item: Layer, shape: Shape, batch: int, rates: ThreadProfile) 
         # than the FLOPs for small cells
         cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
         curve = rates["rnn"] if kind == "RNN" else rates["recurrent"]
-        return out, cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
+        # the profile's cells run 8 steps; longer sequences cost more per step (profile.sequence_exponent)
+        longer = max(1.0, shape[0] / SEQUENCE_STEPS) ** rates.get("sequence_exponent", 0.0)
+        return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
     if kind in _FREE:
         return out, 0.0, 0.0
     if kind == "Embedding":
@@ -207,7 +210,9 @@ def _step_cost(candidate: dict[str, Any], batch_size: int, threads: int, profile
     else:
         compute, other = fwd_bwd("model")
         other += opt("model") + base
-    return StepCost(compute + other, compute, other)
+    # what whole steps cost beyond their layers timed alone (profile.step_factor)
+    factor = rates.get("step_factor", 1.0)
+    return StepCost(factor * (compute + other), factor * compute, factor * other)
 
 
 def fastest_threads(candidate: dict[str, Any], *, batch_size: int, profile: DeviceProfile, cores: int) -> int:

@@ -38,7 +38,8 @@ def _families() -> dict[str, dict[str, Any]]:
     ("curve", "work", "expected"),
     [
         ([[10.0, 1.0], [1000.0, 10.0]], 100.0, 10**0.5),  # log-log between points
-        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, 1.0),  # below the smallest: the smallest's time
+        ([[10.0, 1.0], [1000.0, 10.0]], 5.0, 0.5),  # below the smallest: in proportion
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, 0.2),  # down to BELOW_SMALLEST of the smallest's time
         ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, 40.0),  # beyond the largest: its rate
         ([[10.0, 1.0]], 0.0, 0.0),
     ],
@@ -127,3 +128,48 @@ def test_a_profile_is_read_at_the_nearest_thread_count_and_is_current_only_for_i
     assert not is_current(PROFILE, torch_version="0.0-test", processor="Other CPU")
     assert not is_current({**PROFILE, "version": 0}, torch_version="0.0-test", processor="Test CPU")
     assert not is_current(None, torch_version="0.0-test", processor="Test CPU")
+
+
+def _lstm(steps: int) -> dict[str, Any]:
+    layers = [
+        {"kind": "LSTM", "args": {"input_size": 4, "hidden_size": 64, "num_layers": 2, "batch_first": True}},
+        {"kind": "LastStep", "args": {}},  # and nothing after it: compute is the LSTM's alone
+    ]
+    return {
+        "family": "lstm",
+        "networks": {"model": layers},
+        "io": {"input_shape": [steps, 4]},
+        "training": {"optimizer": "adam"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("factor", "exponent", "steps", "expected_ratio"),
+    [
+        (1.0, 0.0, 200, (200 / 8, 200 / 8 * 1.01)),  # per-step cost constant: linear in the steps
+        (1.0, 0.5, 200, (200 / 8 * 4.5, 200 / 8 * 5.01)),  # per-step cost grows by (200 / 8) ** 0.5 = 5
+        (1.0, 0.5, 8, (1.0, 1.0)),  # at the profile's own 8 steps the exponent changes nothing
+    ],
+)
+def test_it_costs_long_sequences_by_the_profiles_sequence_exponent(
+    factor: float, exponent: float, steps: int, expected_ratio: tuple[float, float]
+) -> None:
+    profile = copy.deepcopy(PROFILE)
+    rates = profile["threads"]["1"]
+    rates["step_factor"], rates["sequence_exponent"] = factor, exponent
+    flat = copy.deepcopy(PROFILE)
+    short = step_cost(_lstm(8), batch_size=16, threads=1, profile=flat).compute
+    long = step_cost(_lstm(steps), batch_size=16, threads=1, profile=profile).compute
+    low, high = expected_ratio
+    assert low * 0.999 <= long / short <= high * 1.001
+
+
+@pytest.mark.parametrize("factor", [0.5, 1.0, 2.5])
+def test_a_profiles_step_factor_scales_the_whole_step(factor: float) -> None:
+    cnn = _families()["cnn"]
+    profile = copy.deepcopy(PROFILE)
+    profile["threads"]["1"]["step_factor"] = factor
+    plain = step_cost(cnn, batch_size=64, threads=1, profile=PROFILE)
+    scaled = step_cost(cnn, batch_size=64, threads=1, profile=profile)
+    assert scaled.seconds == pytest.approx(factor * plain.seconds)
+    assert scaled.compute == pytest.approx(factor * plain.compute)
