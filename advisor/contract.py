@@ -54,13 +54,15 @@ class MeasuredAt(TypedDict):
     threads: int | None
     allocator: str
     device: str
+    step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
 
 
 class Estimate(TypedDict):
     seconds_per_batch: float
     seconds_per_epoch: float
     seconds_to_train: float
-    basis: str  # "analytic" or "measured"
+    basis: str  # "catalog" ("analytic" before device profiles), "profiled", "predicted" or "measured"
+    expected_error: NotRequired[float]  # the relative band the basis's validation supports
     batch_size: NotRequired[int]
     batches_per_epoch: NotRequired[int]
     devices: NotRequired[int]
@@ -131,6 +133,7 @@ class Verdict(TypedDict):
     shallow_score: float | None
     deep_score: float | None
     baseline_score: float | None
+    met: bool | None  # the chosen network's held-out score reached the target; None without a target or run
     expected: dict[str, Any] | None
     notes: list[str]
     reasons: list[dict[str, str]]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -89,6 +90,15 @@ def send(job: DeviceJob, task: str, **options: Any) -> bool:
         sent_at=timezone.now(), options={**job.options, "task_id": result.id}
     )
     return True
+
+
+def queue(kind: JobKind[J], job: J) -> J:
+    """Save a new job and hand it to the broker once its transaction commits: a job rolled back is never
+    sent, and one the broker refuses waits in the outbox."""
+    with transaction.atomic():
+        job.save()
+        transaction.on_commit(lambda: kind.publish(job))
+    return job
 
 
 def resend_unsent(kind: JobKind[J], *, queues: list[str]) -> int:

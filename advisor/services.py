@@ -8,12 +8,12 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
-from advisor import engine
+from advisor import engine, profiles
 from advisor.contract import Estimate
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
-from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.probe.queries import latest_probe_estimates
 
@@ -40,16 +40,18 @@ CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
 # --- recommendations ---------------------------------------------------------------------------------------
 
 
-def advise(*, owner: User, spec: dict[str, Any]) -> Recommendation:
-    """Validate the spec through the engine and store its answer. Raises engine.SpecError on bad input."""
-    result = engine.recommend(spec)
+def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
+    """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
+    one. Raises engine.SpecError on bad input."""
+    result = profiles.recommend(spec, device)
     return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
 
 
 def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
-    payload: dict[str, Any] = {"id": rec.pk, **rec.result}
+    # Recommendations stored before plausibility warnings existed have none.
+    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
     if not measured_too:
         return payload
     measured = latest_measured_estimates(rec)
@@ -62,6 +64,8 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
                 cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
         payload["candidates"] = candidates
+    if 0 in measured:  # the first candidate's plan follows what its calibration measured
+        payload["hardware_plan"] = engine.follow_measurement(payload["hardware_plan"], dict(measured[0]))
     return payload
 
 
@@ -94,33 +98,19 @@ def submit_calibration(
         existing = CalibrationJob.objects.filter(owner=owner, idempotency_key=idempotency_key).first()
         if existing is not None:
             return existing, False
-    batch_sizes = list(batch_sizes or [])
-    threads = list(threads or [])
-    limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
-    check_calibration_limits(
-        recommendation=recommendation,
-        candidate=candidate,
-        device=device,
-        batch_sizes=batch_sizes,
-        threads=threads,
-        time_limit_seconds=limit,
-        data_parallel=list(data_parallel or []),
-    )
+    request: dict[str, Any] = {
+        "recommendation": recommendation,
+        "candidate": candidate,
+        "device": device,
+        "batch_sizes": list(batch_sizes or []),
+        "threads": list(threads or []),
+        "time_limit_seconds": time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS,
+    }
+    check_calibration_limits(**request, data_parallel=list(data_parallel or []))
     options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
+    job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
     try:
-        with transaction.atomic():
-            job = CalibrationJob.objects.create(
-                owner=owner,
-                recommendation=recommendation,
-                candidate=candidate,
-                device=device,
-                batch_sizes=batch_sizes,
-                threads=threads,
-                time_limit_seconds=limit,
-                idempotency_key=idempotency_key,
-                options=options,
-            )
-            transaction.on_commit(lambda: publish(job))
+        queue(CALIBRATIONS, job)
     except IntegrityError:
         # A concurrent retry with the same key won the race.
         return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False
@@ -164,7 +154,9 @@ def check_calibration_limits(
         ]
     if device.memory_bytes and not bad_batches:
         for b in batch_sizes or [cand["training"]["batch_size"]]:
-            need = engine.memory_for(cand, batch_size=b)["total"]
+            need = engine.memory_for(cand, batch_size=b, device="cuda" if device.kind == "cuda" else "cpu")[
+                "total"
+            ]
             if need > device.memory_bytes:
                 errors.setdefault("batch_sizes", []).append(
                     f"batch {b} needs about {need / 2**30:.1f} GiB, more than {device.name}'s "

@@ -120,6 +120,18 @@ def _name(c: dict[str, Any]) -> str:
     return f"{c['family']} {'x'.join(map(str, c['io']['input_shape']))} [{widths}]"
 
 
+HEADER = f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
+
+
+def row_text(r: dict[str, Any]) -> str:
+    live, rss = r["max_memory_allocated_bytes"] or r["live_tensor_peak_bytes"], r["rss_growth_bytes"]
+    return (
+        f"{r['network']:<34} {r['batch']:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
+        f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
+        f"{r['rss_error'] or 0:>+7.1%}"
+    )
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     live = [abs(r["live_error"]) for r in rows if r["live_error"] is not None]
     big = [r for r in rows if (r["rss_growth_bytes"] or 0) >= RSS_FLOOR and r["rss_error"] is not None]
@@ -143,7 +155,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--allocator", choices=("tuned", "default"), default="tuned")
     parser.add_argument("--max-bytes", type=float, default=2e9, help="skip configurations estimated above")
     parser.add_argument("--out", type=Path, help="write rows and summary as JSON here")
+    parser.add_argument("--table", type=Path, help="print the table and summary of a saved --out file")
     args = parser.parse_args(argv)
+    if args.table:
+        saved = json.loads(args.table.read_text())
+        print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")
+        print(json.dumps(summary(saved["rows"]), indent=1))
+        return 0
     if args.child:
         print(json.dumps(_child(json.loads(sys.stdin.read()))))
         return 0
@@ -157,21 +175,13 @@ def main(argv: list[str]) -> int:
         env.update(TUNED_GLIBC_ENV)
     info = machine.describe()
     rows: list[dict[str, Any]] = []
-    header = f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
-    print(header)
+    print(HEADER)
     for c in candidates(args.per_family):
         for batch in (int(b) for b in args.batches.split(",")):
             if memory_for(c, batch_size=batch, device=args.device)["total"] > args.max_bytes:
                 continue
-            r = run_one(c, batch, args.device, env)
-            rows.append(r)
-            live, rss = r["max_memory_allocated_bytes"] or r["live_tensor_peak_bytes"], r["rss_growth_bytes"]
-            print(
-                f"{r['network']:<34} {batch:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
-                f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
-                f"{r['rss_error'] or 0:>+7.1%}",
-                flush=True,
-            )
+            rows.append(run_one(c, batch, args.device, env))
+            print(row_text(rows[-1]), flush=True)
     result = {"machine": machine.finish(info), "summary": summary(rows), "rows": rows}
     print(json.dumps(result["summary"], indent=1))
     if args.out:

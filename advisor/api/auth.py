@@ -36,13 +36,14 @@ def _query(db: str) -> tuple[str, list[str], list[str], list[tuple[int, Any, lis
         found = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
         if found:
             converters.append((i, col, found))
-    columns = [f"t.{quote(f.column)}" for f in token_fields] + [f"u.{quote(f.column)}" for f in user_fields]
+    columns = [f"t.{quote(str(f.column))}" for f in token_fields]
+    columns += [f"u.{quote(str(f.column))}" for f in user_fields]
     user_fk = Token._meta.get_field("user")
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(Token._meta.db_table)} t "
         f"JOIN {quote(user_model._meta.db_table)} u "
-        f"ON u.{quote(user_model._meta.pk.column)} = t.{quote(user_fk.column)} "  # type: ignore[union-attr]
-        f"WHERE t.{quote(Token._meta.get_field('key').column)} = %s"
+        f"ON u.{quote(str(user_model._meta.pk.column))} = t.{quote(str(user_fk.column))} "
+        f"WHERE t.{quote(str(Token._meta.get_field('key').column))} = %s"
     )
     return sql, [f.attname for f in token_fields], [f.attname for f in user_fields], converters
 

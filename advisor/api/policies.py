@@ -127,9 +127,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+    wait = getattr(exc, "wait", None)  # Throttled's seconds to wait (untyped in the stubs)
+    if response is not None and isinstance(exc, exceptions.Throttled) and wait is not None:
         response.data = {
-            "detail": f"too many calibrations submitted; try again in {int(exc.wait) + 1} s "
+            "detail": f"too many calibrations submitted; try again in {int(wait) + 1} s "
             f"(limit {settings.CALIBRATION_THROTTLE_RATE} per user)"
         }
     return response

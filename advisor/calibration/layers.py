@@ -7,6 +7,7 @@ live in CUSTOM_KINDS below.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -142,8 +143,11 @@ def build_layers(layers: Sequence[Layer]) -> nn.Sequential:
     return nn.Sequential(*(build_layer(layer) for layer in layers))
 
 
-def init_small(module: nn.Module, scale: float) -> None:
-    """Rule init.small (W §III-A): weights uniform in ±scale; biases start at zero.
+def init_small(module: nn.Module, scale: float, *, fan_in_cap: bool = False) -> None:
+    """Rule init.small (W §III-A): weights uniform in ±scale; biases start at zero. With `fan_in_cap`
+    (training.init "uniform_fan_in") a weight of fan-in n is drawn within ±min(scale, 1/sqrt(n)): W's small
+    start, no larger than LeCun et al.'s 1/sqrt(fan-in) (Efficient BackProp 1998, §4.6), which keeps a wide
+    layer's output variance from growing with its width.
 
     Only weight matrices and kernels (2+ dimensions) are drawn; one-dimensional parameters are biases,
     except a normalisation layer's scale, which must stay at one or the layer would silence its input.
@@ -154,7 +158,11 @@ def init_small(module: nn.Module, scale: float) -> None:
             is_norm = isinstance(sub, norm_types)
             for name, p in sub.named_parameters(recurse=False):
                 if p.dim() >= 2:
-                    p.uniform_(-scale, scale)
+                    bound = scale
+                    if fan_in_cap:
+                        fan_in = nn.init._calculate_fan_in_and_fan_out(p)[0]
+                        bound = min(scale, 1.0 / math.sqrt(max(1, fan_in)))
+                    p.uniform_(-bound, bound)
                 elif not (is_norm and name == "weight"):
                     p.zero_()
 
@@ -163,11 +171,13 @@ def build(candidate: Mapping[str, Any]) -> dict[str, nn.Module]:
     """One module per network key of the candidate (`model`; `generator`/`discriminator`; `encoder`/`decoder`;
     `rbm`/`classifier`). Weights are drawn uniform ±training.init_scale when the engine gives a scale.
     """
-    scale = (candidate.get("training") or {}).get("init_scale")
+    training = candidate.get("training") or {}
+    scale = training.get("init_scale")
+    fan_in_cap = training.get("init") == "uniform_fan_in"
     nets: dict[str, nn.Module] = {}
     for key, layers in candidate["networks"].items():
         net = build_layers(layers)
         if scale:
-            init_small(net, float(scale))
+            init_small(net, float(scale), fan_in_cap=fan_in_cap)
         nets[key] = net
     return nets

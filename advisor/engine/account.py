@@ -100,6 +100,13 @@ def _embedding(layer: Layer, s: Shape) -> LayerMemory:
     return LayerMemory(c.shape, FLOAT_BYTES * _values(c.shape), True, False, 0, 0, (c.parameters,))
 
 
+def _embedding_bag(layer: Layer, s: Shape) -> LayerMemory:
+    c = count([layer], s)
+    # keeps the token ids and, per id, the int64 index of its bag (offset2bag); per bag its offset and size
+    saved = INDEX_BYTES * (s[0] + 2)
+    return LayerMemory(c.shape, FLOAT_BYTES * _values(c.shape), True, False, saved, 0, (c.parameters,))
+
+
 def _lstm_kept(steps: int, width: int, hidden: int) -> float:
     """Values oneDNN's LSTM (PyTorch's CPU path) keeps per example, layer and direction: its workspace of
     every step's gates and states, rows padded to max(input, hidden) rounded up to 8, plus a copy of the
@@ -171,29 +178,6 @@ def _rbm(layer: Layer, s: Shape) -> LayerMemory:
     return LayerMemory(c.shape, FLOAT_BYTES * h, True, True, 0, 0, (v * h, v, h))
 
 
-def _composite(layer: Layer, s: Shape) -> LayerMemory:
-    """Residual and Concat: each branch's own account, the branches' outputs kept for the sum or concat."""
-    from advisor.engine.memory import chain_kept  # the branches' accounting is memory.py's
-
-    branches = (
-        [layer["args"]["body"], layer["args"]["shortcut"]]
-        if layer["kind"] == "Residual"
-        else layer["args"]["branches"]
-    )
-    c = count([layer], s)
-    saved = saves_input = 0
-    tensors: list[int] = []
-    for branch in branches:
-        kept, first_saves_input, branch_tensors = chain_kept(branch, s)
-        saved += kept
-        saves_input |= first_saves_input
-        tensors += branch_tensors
-    out = FLOAT_BYTES * _values(c.shape)
-    # Concat's backward hands each branch its share of the output's gradient, copied to be contiguous
-    share = out // len(branches) if layer["kind"] == "Concat" else 0
-    return LayerMemory(c.shape, out, bool(saves_input), False, saved, 0, tuple(tensors), backward=share)
-
-
 RULES: dict[str, Callable[[Layer, Shape], LayerMemory]] = {
     "Linear": _weighted,
     "Conv2d": _weighted,
@@ -212,16 +196,16 @@ RULES: dict[str, Callable[[Layer, Shape], LayerMemory]] = {
     "BatchNorm2d": _batch_norm,
     "BatchNorm1d": _batch_norm,
     "Embedding": _embedding,
+    "EmbeddingBag": _embedding_bag,
     "LSTM": _recurrent("LSTM"),
     "GRU": _recurrent("GRU"),
     "RNN": _recurrent("RNN"),
     "RBM": _rbm,
-    "Residual": _composite,
-    "Concat": _composite,
 }
 
 
 def layer_memory(layer: Layer, shape: Shape) -> LayerMemory:
+    """One plain layer's account; Residual and Concat, made of layer lists, are memory.composite_memory's."""
     rule = RULES.get(layer["kind"])
     if rule is None:
         raise ValueError(f"unknown layer kind {layer['kind']!r}")

@@ -121,7 +121,36 @@ def _sequence(spec: dict[str, Any]) -> Choice:
         reason("net.deep.structure", "Data over time needs a deep network that models how it changes."),
         reason("net.sequence.lstm"),
     ]
-    return [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")], reasons
+    result = [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")]
+    shallow = _shallow_sequence(spec)
+    if shallow is not None:
+        result.append(shallow)
+        reasons += [shallow.reasons[0], reason("net.shallow.validate")]
+    return result, reasons
+
+
+def _shallow_sequence(spec: dict[str, Any]) -> Draft | None:
+    """net.shallow.first for sequences (W §III-A), after the recurrent ones as for small images: a bag of
+    embeddings for token ids; a one-hidden-layer FFN on the flattened steps when they are few
+    (SHALLOW_MAX_INPUTS values, as for images)."""
+    if spec["goal"] not in ("classify", "regress"):
+        return None
+    if spec["data"]["vocab_size"] is not None:
+        return dense.bag(spec)
+    values = math.prod(spec["data"]["input_shape"])
+    if values > SHALLOW_MAX_INPUTS:
+        return None
+    draft = dense.ffn(spec, deep=False)
+    draft.reasons.insert(
+        0,
+        reason(
+            "net.shallow.first",
+            f"Short sequences ({values:,} values each): a shallow network on the flattened steps is listed "
+            "after the recurrent ones as the baseline to try; if it reaches your target on held-out data it "
+            "is the cheaper choice.",
+        ),
+    )
+    return draft
 
 
 def _generation(spec: dict[str, Any]) -> Choice:

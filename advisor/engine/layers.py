@@ -144,6 +144,14 @@ def _embedding(a: dict[str, Any], s: Shape) -> _Result:
     return out, a["num_embeddings"] * a["embedding_dim"], 0, math.prod(out)
 
 
+def _embedding_bag(a: dict[str, Any], s: Shape) -> _Result:
+    """The mean (or sum) of the sequence's embeddings: [steps] ids -> [embedding_dim]. The reduction's
+    adds are not matrix products, so no FLOPs, as torch's counter has it."""
+    if len(s) != 1:
+        raise ValueError(f"EmbeddingBag expects [steps] token ids, got {s}")
+    return (a["embedding_dim"],), a["num_embeddings"] * a["embedding_dim"], 0, a["embedding_dim"]
+
+
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 # values kept per step and unit for backward: gate pre-activations plus cell and hidden state
 _KEPT = {"LSTM": 6, "GRU": 4, "RNN": 1}
@@ -220,6 +228,7 @@ _KINDS: dict[str, Callable[[dict[str, Any], Shape], _Result]] = {
     "BatchNorm2d": _batch_norm,
     "BatchNorm1d": _batch_norm,
     "Embedding": _embedding,
+    "EmbeddingBag": _embedding_bag,
     "LSTM": _recurrent("LSTM"),
     "GRU": _recurrent("GRU"),
     "RNN": _recurrent("RNN"),

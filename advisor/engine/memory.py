@@ -56,11 +56,15 @@ def kept_activations(counts: dict[str, Counts]) -> int:
     return sum(c.activations * (2 if key == "discriminator" else 1) for key, c in counts.items())
 
 
+# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
+COMPOSITES = ("Residual", "Concat")
+
+
 def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
     result: list[LayerMemory] = []
     current = tuple(shape)
     for item in layers:
-        m = layer_memory(item, current)
+        m = composite_memory(item, current) if item["kind"] in COMPOSITES else layer_memory(item, current)
         result.append(m)
         current = m.shape
     return result
@@ -76,6 +80,27 @@ def chain_kept(layers: Sequence[Layer], shape: Shape) -> tuple[int, bool, list[i
         bool(mems) and mems[0].out_bytes == 0 and any(m.saves_input for m in mems[1:2])
     )
     return t.total - (0 if g.output_kept else g.output), input_kept, tensors_of(mems)
+
+
+def composite_memory(layer: Layer, s: Shape) -> LayerMemory:
+    """Residual and Concat: each branch's own account, the branches' outputs kept for the sum or concat."""
+    branches = (
+        [layer["args"]["body"], layer["args"]["shortcut"]]
+        if layer["kind"] == "Residual"
+        else layer["args"]["branches"]
+    )
+    c = count([layer], s)
+    saved = saves_input = 0
+    tensors: list[int] = []
+    for branch in branches:
+        kept, first_saves_input, branch_tensors = chain_kept(branch, s)
+        saved += kept
+        saves_input |= first_saves_input
+        tensors += branch_tensors
+    out = FLOAT_BYTES * math.prod(c.shape)
+    # Concat's backward hands each branch its share of the output's gradient, copied to be contiguous
+    share = out // len(branches) if layer["kind"] == "Concat" else 0
+    return LayerMemory(c.shape, out, bool(saves_input), False, saved, 0, tuple(tensors), backward=share)
 
 
 class _Step:
@@ -265,6 +290,31 @@ def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu
     """The memory_bytes breakdown of a candidate's training step at a mini-batch size, on "cpu" or "cuda"."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
+    if candidate.get("published") is None:
+        return _replay(candidate, batch_size, device)
+    # published networks are large and always the same for a shape and class count: replay them once
+    training = candidate.get("training") or {}
+    io = candidate["io"]
+    key = (
+        candidate["published"],
+        tuple(io["input_shape"]),
+        io.get("outputs"),
+        training.get("optimizer"),
+        training.get("momentum"),
+        batch_size,
+        device,
+    )
+    if key not in _PUBLISHED:
+        if len(_PUBLISHED) > 256:
+            _PUBLISHED.clear()
+        _PUBLISHED[key] = _replay(candidate, batch_size, device)
+    return dict(_PUBLISHED[key])
+
+
+_PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
+
+
+def _replay(candidate: dict[str, Any], batch_size: int, device: str) -> dict[str, int]:
     step = _Step(candidate, batch_size, device)
     _FAMILIES.get(family_of(candidate), _backprop)(step)
     result = dict(step.t.at_peak)

@@ -8,6 +8,9 @@ from advisor.engine.rules import reason
 
 LITTLE_DATA = 1_000
 MUCH_DATA = 100_000
+# size.oversize fires above this many weights per example; the families that can shrink (recurrent widths)
+# stay at or below it, so no first candidate is sized beyond what the data can pin down
+WEIGHTS_PER_EXAMPLE = 100
 
 
 def capacity(spec: dict[str, Any]) -> float:
@@ -48,11 +51,34 @@ def round_width(value: float, minimum: int = 1) -> int:
 
 
 def oversize_reason(parameters: int, examples: int) -> dict[str, Any] | None:
+    """`examples`: `targets(spec)`."""
     """W §III-B: more nodes than needed cost accuracy or epochs; warn when weights far outnumber examples."""
-    if parameters <= 100 * examples:
+    if fits_data(parameters, examples):
         return None
     return reason(
         "size.oversize",
-        f"{parameters:,} weights for {examples:,} examples: far more than the data can pin down. Expect more "
-        "epochs or overfitting; prefer the smaller candidate or more data.",
+        f"{parameters:,} weights for {examples:,} training labels: far more than the data can pin down. "
+        "Expect more epochs or overfitting; prefer the smaller candidate or more data.",
+    )
+
+
+def targets(spec: dict[str, Any]) -> int:
+    """How many values the data gives to fit the weights to: one label an example, or one per step where a
+    network predicts every next token (a language model on 10,000 sequences of 32 tokens has 320,000)."""
+    data = spec["data"]
+    if spec["task"] == "generation" and data["vocab_size"] is not None:
+        return int(data["examples"] * data["input_shape"][0])
+    return int(data["examples"])
+
+
+def fits_data(parameters: int, examples: int) -> bool:
+    return parameters <= WEIGHTS_PER_EXAMPLE * examples
+
+
+def shrunk_reason(what: str, before: int, after: int, parameters: int, examples: int) -> dict[str, Any]:
+    """size.capacity, when the data cut a width below what the rules would otherwise give."""
+    return reason(
+        "size.capacity",
+        f"{what} cut from {before:,} to {after:,} to keep the weights ({parameters:,}) within "
+        f"{WEIGHTS_PER_EXAMPLE} per training label ({examples:,}): a bigger network would only memorise.",
     )

@@ -3,17 +3,18 @@ and the Celery task call these; they do all the writes."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 
+from advisor import profiles
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
-from advisor.jobs import JobKind, JobRefused, cancel
+from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
 from advisor.probe.learning import samples
@@ -84,7 +85,14 @@ def create_sample(
             raise SampleError(errors)
     rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
     path = conf.samples_root() / rel
-    size = samples.save(sample, path)
+    try:
+        size = samples.save(sample, path)  # atomic: a failed write leaves no partial file
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise samples.StorageFull(
+                {"file": ["the server's sample storage is full, so the sample was not kept; try again later"]}
+            ) from exc
+        raise
     try:
         return DataSample.objects.create(
             owner=owner,
@@ -185,18 +193,9 @@ def submit_probe(
             )
     if errors:
         raise ProbeRefused(errors)
-    with transaction.atomic():
-        job = ProbeJob.objects.create(
-            owner=owner,
-            recommendation=recommendation,
-            sample=sample,
-            device=device,
-            shallow_candidate=shallow,
-            deep_candidate=deep,
-            time_limit_seconds=limit,
-        )
-        transaction.on_commit(lambda: publish(job))
-    return job
+    job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
+    job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
+    return queue(PROBES, job)
 
 
 def publish(job: ProbeJob) -> bool:
@@ -210,12 +209,18 @@ def cancel_probe(*, job: ProbeJob) -> ProbeJob:
     return cancel(PROBES, job)
 
 
-def seconds_per_epoch(rec: Recommendation, index: int | None) -> dict[str, Any] | None:
-    """The candidate's time per epoch, measured where a calibration finished, else analytic."""
+def seconds_per_epoch(
+    rec: Recommendation, index: int | None, device: Device | None = None
+) -> dict[str, Any] | None:
+    """The candidate's time per epoch: measured where a calibration finished, else from the profile of the
+    device the probe runs on (issue 12: never the catalog's figure where a profile exists), else the
+    recommendation's own estimate."""
     if index is None:
         return None
     candidates = core.recommendation_payload(rec)["candidates"]
     estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
+    if estimate.get("basis") in ("catalog", "analytic") and device is not None and device.profile:
+        estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
     if estimate.get("seconds_per_epoch") is None:
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}

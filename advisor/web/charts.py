@@ -25,7 +25,8 @@ Format = Callable[[float], str]
 class Series(TypedDict):
     name: str
     points: Sequence[tuple[float, float]]
-    kind: NotRequired[Literal["line", "dots"]]  # line: joined, with a dot per point; dots: points only
+    kind: NotRequired[Literal["line", "dots", "curve"]]  # line: joined, a dot per point; dots: points only;
+    # curve: a fitted or drawn function, joined without dots
 
 
 def number(value: float) -> str:
@@ -34,7 +35,7 @@ def number(value: float) -> str:
 
 def _step(span: float, count: int) -> float:
     raw = max(span / max(count, 1), 1e-12)
-    power = 10 ** math.floor(math.log10(raw))
+    power = 10.0 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-9))
 
 
@@ -159,7 +160,8 @@ def line_chart(
                     for x, y in ordered
                 ],
                 # A dot per point while they stand apart; a long line (hundreds of epochs) is the line alone.
-                "marked": s.get("kind", "line") == "dots" or len(ordered) <= MAX_MARKED,
+                "marked": s.get("kind", "line") == "dots"
+                or (s.get("kind", "line") == "line" and len(ordered) <= MAX_MARKED),
             }
         )
     if log_x:
@@ -198,12 +200,15 @@ def _apart(ticks: Sequence[float], fx: Callable[[float], float], gap: float) -> 
     return kept
 
 
-def _legend(chart: dict[str, Any], band_label: str) -> list[dict[str, str]]:
-    entries = [{"cls": s["cls"], "kind": s["kind"], "name": s["name"]} for s in chart["series"]]
+def _legend(chart: dict[str, Any], band_label: str) -> list[dict[str, Any]]:
+    entries = [
+        {"cls": s["cls"], "kind": s["kind"], "name": s["name"], "marked": s["marked"]}
+        for s in chart["series"]
+    ]
     if chart["target"]:
-        entries.append({"cls": "target", "kind": "target", "name": chart["target"]["label"]})
+        entries.append({"cls": "target", "kind": "target", "name": chart["target"]["label"], "marked": False})
     if chart["band"]:
-        entries.append({"cls": "interval", "kind": "band", "name": band_label})
+        entries.append({"cls": "interval", "kind": "band", "name": band_label, "marked": False})
     return entries if len(entries) > 1 else []
 
 
@@ -332,7 +337,11 @@ def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any
         ]
         if fitted.get("line"):
             series.append(
-                Series(name="fitted curve", points=[(p["examples"], p["score"]) for p in fitted["line"]])
+                Series(
+                    name="fitted curve",
+                    kind="curve",
+                    points=[(p["examples"], p["score"]) for p in fitted["line"]],
+                )
             )
         band = None
         if fitted.get("estimate") is not None and fitted.get("method") in ("power_law", "bounds"):

@@ -4,7 +4,7 @@ the engine: these forms turn text into numbers and lists, then carry the engine'
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -163,7 +163,7 @@ class SpecForm(forms.Form):
     def field_errors(self, engine_errors: dict[str, list[str]]) -> dict[str, list[str]]:
         """The form's parse errors, then the engine's by field ('data.input_shape' -> input_shape); a path
         that is no field (a whole section) goes to '__all__' with its path."""
-        errors: dict[str, list[str]] = {name: list(msgs) for name, msgs in self.errors.items()}
+        errors: dict[str, list[str]] = {name: [str(m) for m in msgs] for name, msgs in self.errors.items()}
         for path, messages in engine_errors.items():
             name = path.rsplit(".", 1)[-1]
             key = name if name in self.fields else "__all__"
@@ -207,6 +207,8 @@ class CalibrateForm(forms.Form):
 
     def __init__(self, *args: Any, devices: list[Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["device"].choices = [(d.id, f"{d.name} ({d.id})") for d in devices]
+        cast(forms.ChoiceField, self.fields["device"]).choices = [
+            (d.id, f"{d.name} ({d.id})") for d in devices
+        ]
         for name, field in self.fields.items():
             field.widget.attrs.setdefault("aria-describedby", f"cal-err-{name}")

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from advisor import queries, services
 from advisor.models import CalibrationJob, Recommendation
-from advisor.web.auth import login_required
+from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
 from advisor.web.present import candidate_view, nbytes, si
 
 
 @require_GET
 @login_required
-def history(request: HttpRequest) -> HttpResponse:
+def history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.recommendation_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "recommendations"}
     if request.htmx and not request.htmx.history_restore_request:
@@ -28,7 +28,7 @@ def history(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def calibration_history(request: HttpRequest) -> HttpResponse:
+def calibration_history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.calibration_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "calibrations"}
     if request.htmx and not request.htmx.history_restore_request:
@@ -38,7 +38,7 @@ def calibration_history(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HtmxHttpRequest) -> HttpResponse:
     kind = "devices" if request.GET.get("kind") == "devices" else "candidates"
     a, b = request.GET.get("a", ""), request.GET.get("b", "")
     columns: list[dict[str, Any]] = []

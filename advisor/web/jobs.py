@@ -6,15 +6,29 @@ from typing import Any
 
 from django.utils import timezone
 
+from advisor import engine
 from advisor.models import CalibrationJob
 from advisor.web.charts import calibration_charts
 from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
 
 
+def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+    """The engine's training-memory estimate at a measured configuration, to set beside what it took."""
+    if not candidate:
+        return None
+    try:
+        return engine.memory_for(candidate, batch_size=batch_size, device=device)["total"]
+    except (KeyError, ValueError):  # a stored candidate the account cannot read: show no estimate
+        return None
+
+
 def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
     rows = []
+    candidates = job.recommendation.result.get("candidates", [])
+    candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
     for m in job.measurements.all():
         result = m.result or {}
+        device = "cuda" if str(result.get("device", "")).startswith("cuda") else "cpu"
         rows.append(
             {
                 "batch_size": m.batch_size,
@@ -29,6 +43,8 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "examples_per_second": result.get("examples_per_second"),
                 "throughput": si(result.get("examples_per_second")),
                 "peak_memory": nbytes(result.get("peak_memory_bytes")),
+                "estimated_memory": nbytes(_estimated_memory(candidate, m.batch_size, device)),
+                "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
                 "achieved": si(result.get("achieved_flops"), "FLOP/s"),
                 "noisy": bool(result.get("noisy")),
                 "message": result.get("message", ""),

@@ -35,7 +35,7 @@ ELEMENTWISE = {
     "Dropout", "Dropout1d", "Dropout2d", "Identity",
 }  # fmt: skip
 STYLE = {
-    "Linear": "dense", "RBM": "dense", "Embedding": "dense", "Bilinear": "dense",
+    "Linear": "dense", "RBM": "dense", "Embedding": "dense", "EmbeddingBag": "dense", "Bilinear": "dense",
     "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
@@ -107,6 +107,9 @@ def _detail(layer: dict[str, Any]) -> str:
         )
     if kind == "Embedding":
         return f"{a.get('num_embeddings')} tokens → {a.get('embedding_dim')}"
+    if kind == "EmbeddingBag":
+        mode = a.get("mode", "mean")
+        return f"{a.get('num_embeddings')} tokens → {a.get('embedding_dim')}, {mode} over steps"
     if kind == "RBM":
         return f"{a.get('visible')} visible ↔ {a.get('hidden')} hidden"
     if "Pool" in kind and ksize:
@@ -206,7 +209,9 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
         ("weights", "Weights"),
         ("gradients", "Gradients"),
         ("optimizer", "Optimiser state"),
-        ("activations", "Activations (one mini-batch)"),
+        ("activations", "Saved activations (at the peak)"),
+        ("batch", "The mini-batch"),
+        ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
     ):
         value = memory.get(key, 0)
         share = value / total
@@ -227,6 +232,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "batch_size": estimate.get("batch_size"),
         "calibration": estimate.get("calibration"),
         "measured_at": estimate.get("measured_at"),
+        "error": estimate.get("expected_error"),
+        "device": estimate.get("device"),
         "analytic_to_train": None,
         "ratio": None,
     }

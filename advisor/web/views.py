@@ -14,8 +14,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from advisor import engine, queries, services
+from advisor.accounts import signed_in
 from advisor.models import CalibrationJob, Device, Recommendation
-from advisor.web.auth import login_required
+from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
@@ -24,7 +25,7 @@ from advisor.web.present import diagrams, memory_rows, recommendation_view
 
 @require_GET
 @login_required
-def recommendation(request: HttpRequest, pk: int) -> HttpResponse:
+def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     rec = queries.recommendation_for(request.user, pk)
     if rec is None:
         raise Http404("no such recommendation")
@@ -92,7 +93,7 @@ def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
         data = form.cleaned_data
         try:
             job, _ = services.submit_calibration(
-                owner=request.user,
+                owner=signed_in(request.user),
                 recommendation=rec,
                 candidate=data["candidate"],
                 device=Device.objects.get(pk=data["device"]),
@@ -114,7 +115,7 @@ def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @login_required
-def calibration(request: HttpRequest, pk: int) -> HttpResponse:
+def calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = queries.calibration_for(request.user, pk)
     if job is None:
         raise Http404("no such calibration")
@@ -128,7 +129,7 @@ def calibration(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @login_required
-def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = queries.calibration_for(request.user, pk)
     if job is None:
         raise Http404("no such calibration")

@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from advisor import engine, queries, services
+from advisor import engine, profiles, queries, services
+from advisor.accounts import signed_in
 from advisor.models import Device
-from advisor.web.auth import login_required
+from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.examples import (
     DEFAULT_EXAMPLE,
     EXAMPLES,
@@ -31,7 +32,7 @@ CATALOG_CPUS = {cpu["id"]: cpu for cpu in engine.cpu_catalog() if cpu["cores"] >
 
 @require_http_methods(["GET", "POST"])
 @login_required
-def wizard(request: HttpRequest) -> HttpResponse:
+def wizard(request: HtmxHttpRequest) -> HttpResponse:
     devices = queries.online_devices()
     if request.method == "GET":
         example = request.GET.get("example", DEFAULT_EXAMPLE)
@@ -43,11 +44,12 @@ def wizard(request: HttpRequest) -> HttpResponse:
         return _render(request, form, step if step in STEP_NAMES else "task", {}, devices, spec)
 
     data = request.POST.copy()
-    current = data.get("step") if data.get("step") in STEP_NAMES else "task"
+    asked = data.get("step") or ""
+    current = asked if asked in STEP_NAMES else "task"
     go = data.get("go", "")
     if data.get("example") in EXAMPLES:
         # An example replaces the task and data steps and keeps the hardware the user set.
-        chosen = initial_from_spec({**EXAMPLES[data["example"]]["spec"], "hardware": {}})
+        chosen = initial_from_spec({**EXAMPLES[str(data["example"])]["spec"], "hardware": {}})
         for name in (*STEPS[0][2], *STEPS[1][2], *STEPS[3][2]):
             data[name] = str(chosen.get(name, ""))
         data["shaped_for"] = str(chosen.get("task", ""))
@@ -71,7 +73,9 @@ def wizard(request: HttpRequest) -> HttpResponse:
     if go == "recommend":
         if not errors:
             try:
-                rec = services.advise(owner=request.user, spec=form.to_spec())
+                spec = form.to_spec()
+                timed_on = profiles.preselected(devices, spec)
+                rec = services.advise(owner=signed_in(request.user), spec=spec, device=timed_on)
             except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
                 errors = form.field_errors(exc.errors)
             else:
@@ -94,7 +98,8 @@ def wizard_check(request: HttpRequest) -> HttpResponse:
     reshape_for_task(data)  # the preview sees the shape the next step will show
     form = SpecForm(data)
     errors = form.spec_errors()
-    step = request.POST.get("step") if request.POST.get("step") in STEP_NAMES else "task"
+    asked = request.POST.get("step") or ""
+    step = asked if asked in STEP_NAMES else "task"
     context = _context(form, step, errors, queries.online_devices(), None)
     return render(request, f"{TEMPLATE}#check", context)
 
@@ -110,7 +115,7 @@ def _first_step_with_errors(errors: dict[str, list[str]]) -> str:
 
 
 def _render(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     form: SpecForm,
     step: str,
     errors: dict[str, list[str]],
@@ -156,7 +161,7 @@ def _context(
         "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
         "devices": devices,
         "catalog_cpus": list(CATALOG_CPUS.values()),
-        "preview": _preview(spec) if spec is not None else None,
+        "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
         # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
         "error_steps": [
@@ -168,10 +173,11 @@ def _context(
     }
 
 
-def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's first candidate for the spec so far; None while the spec is not yet valid."""
+def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | None:
+    """The engine's first candidate for the spec so far, timed from the preselected device's profile; None
+    while the spec is not yet valid."""
     try:
-        result = engine.recommend(spec)
+        result = profiles.recommend(spec, device)
     except engine.SpecError:
         return None
     first = result["candidates"][0]
@@ -180,6 +186,7 @@ def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
     view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
     view["summary"] = spec_summary(result["spec"])
+    view["warnings"] = result["warnings"]
     return view
 
 

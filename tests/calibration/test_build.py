@@ -62,6 +62,19 @@ def test_it_draws_weights_uniform_within_init_scale_and_zeroes_biases() -> None:
     assert torch.all(bn.weight == 1)  # a normalisation scale stays one
 
 
+@pytest.mark.parametrize(
+    ("fan_in", "bound"),
+    [(4, 0.1), (100, 0.1), (400, 0.05), (896, 896**-0.5)],  # ±0.1, never wider than ±1/sqrt(fan-in)
+)
+def test_it_caps_the_small_draw_by_the_fan_in(fan_in: int, bound: float) -> None:
+    cand = C.ffn(features=fan_in)
+    cand["training"].update(init_scale=0.1, init="uniform_fan_in")
+    first = build(cand)["model"][0]
+    assert first.weight.shape[1] == fan_in
+    assert first.weight.abs().max() <= bound
+    assert first.weight.abs().max() > 0.8 * bound
+
+
 def test_it_keeps_torch_defaults_without_init_scale() -> None:
     cand = C.ffn(features=4)
     cand["training"]["init_scale"] = None

@@ -78,7 +78,7 @@ def test_it_keeps_every_ffn_hidden_layer_at_least_as_wide_as_inputs_and_outputs(
 
 
 def _train_accuracy(candidate: dict[str, Any], x: torch.Tensor, y: torch.Tensor, seed: int) -> float:
-    """The candidate trained as the engine says: init ±init_scale (biases zero), SGD, batch, epochs."""
+    """The candidate trained as the engine says: init ±init_scale (biases zero), Adam, batch, epochs."""
     torch.manual_seed(seed)
     training = candidate["training"]
     net = build(candidate["networks"]["model"])
@@ -88,7 +88,7 @@ def _train_accuracy(candidate: dict[str, Any], x: torch.Tensor, y: torch.Tensor,
                 p.uniform_(-training["init_scale"], training["init_scale"])
             else:
                 p.zero_()
-    optimiser = torch.optim.SGD(net.parameters(), lr=training["learning_rate"], momentum=training["momentum"])
+    optimiser = torch.optim.Adam(net.parameters(), lr=training["learning_rate"])
     batch = training["batch_size"]
     for _ in range(training["epochs"]):
         order = torch.randperm(len(x))
@@ -120,5 +120,5 @@ def test_it_sizes_the_deep_ffn_for_iris_so_that_it_learns(seed: int) -> None:
     x = torch.tensor(features, dtype=torch.float32)  # [150, 4]
     y = torch.tensor(labels)  # [150]
     deep = next(c for c in _ffns(IRIS) if c["depth"] == "deep")
-    assert deep["training"]["optimizer"] == "sgd"
+    assert deep["training"]["optimizer"] == "adam"
     assert _train_accuracy(deep, x, y, seed) >= IRIS["target"]["accuracy"]

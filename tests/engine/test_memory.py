@@ -12,6 +12,7 @@ from advisor.calibration import make_step
 from advisor.calibration.memory import live_tensor_peak
 from advisor.engine import memory_for, recommend
 from advisor.engine.account import RULES
+from advisor.engine.memory import COMPOSITES
 from tests.calibration import candidates as C
 
 TOLERANCE = 0.10  # the benchmark's target (bench/README.md, "memory")
@@ -192,6 +193,14 @@ KINDS: dict[str, dict[str, Any]] = {
         [24],
         vocab=500,
     ),
+    "EmbeddingBag": _candidate(
+        [
+            L("EmbeddingBag", num_embeddings=500, embedding_dim=64, mode="mean"),
+            L("Linear", in_features=64, out_features=10),
+        ],
+        [40],
+        vocab=500,
+    ),
     "RBM": C.rbm(),
     "Residual": _candidate(
         [
@@ -246,7 +255,7 @@ def _measured(candidate: dict[str, Any], batch: int) -> int:
 
 
 def test_every_layer_kind_has_a_case() -> None:
-    assert set(RULES) <= set(KINDS)
+    assert set(RULES) | set(COMPOSITES) <= set(KINDS)
 
 
 @pytest.mark.parametrize("batch", [4, 64])

@@ -128,47 +128,6 @@ def run(score: float, family: str = "ffn", train_score: float | None = None) -> 
     }
 
 
-@pytest.mark.parametrize(
-    ("shallow", "deep", "target", "text", "deep_needed", "chosen"),
-    [
-        (run(0.93), None, 0.9, "shallow FFN reaches 0.93 (target 0.90) — deep not needed", False, "shallow"),
-        (
-            run(0.81),
-            run(0.95, "cnn"),
-            0.9,
-            "shallow reaches 0.81, CNN reaches 0.95 on the sample",
-            True,
-            "deep",
-        ),
-        (run(0.81), run(0.85, "cnn"), 0.9, "neither reaches the target 0.90", True, "deep"),
-        (run(0.81), None, 0.9, "below the target 0.90; no deep", True, "shallow"),
-        (run(0.81), None, None, "no accuracy target", None, "shallow"),
-        (None, run(0.97, "cnn"), 0.9, "no shallow network was tried", None, "deep"),
-    ],
-)
-def test_it_words_the_verdict_as_the_numbers_say(
-    shallow: dict[str, Any] | None,
-    deep: dict[str, Any] | None,
-    target: float | None,
-    text: str,
-    deep_needed: bool | None,
-    chosen: str,
-) -> None:
-    answer = verdict(
-        metric="accuracy",
-        target=target,
-        baseline=None,
-        shallow=shallow,
-        deep=deep,
-        deep_note=None,
-        expected=None,
-    )
-    assert text in answer["text"]
-    assert answer["deep_needed"] is deep_needed
-    assert answer["chosen"] == chosen
-    assert {r["rule"] for r in answer["reasons"]} == {"net.shallow.first", "net.shallow.validate"}
-
-
 def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
     answer = verdict(
         metric="accuracy",

@@ -129,6 +129,30 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
     assert browser.get(f"/probes/{job.pk}/", HTTP_HX_REQUEST="true").status_code == 286
 
 
+@pytest.mark.parametrize(
+    ("met", "css"), [(True, "status succeeded"), (False, "status failed"), (None, 'class="status "')]
+)
+def test_it_colours_the_verdict_as_the_target_was_met_or_missed(
+    browser: Client, user: Any, iris_rec: Any, device: Any, met: bool | None, css: str
+) -> None:
+    text = "neither reaches the target 0.97 on the sample: shallow 0.967, CNN 0.969"
+    job = ProbeJob.objects.create(
+        owner=user,
+        recommendation=iris_rec,
+        device=device,
+        time_limit_seconds=30,
+        status=ProbeJob.SUCCEEDED,
+        results={},
+        verdict={"text": text, "met": met, "notes": [], "reasons": []},
+    )
+    html = browser.get(f"/probes/{job.pk}/").content.decode()
+    verdict = html[html.index('id="verdict"') :]
+    assert text in verdict
+    assert css in verdict.split(text)[0]  # a miss is never drawn in the success colour
+    if met is not True:
+        assert "succeeded" not in verdict.split(text)[0]
+
+
 def test_it_hides_others_probes_and_samples(
     browser: Client, other_user: Any, iris_rec: Any, device: Any
 ) -> None:

@@ -82,6 +82,7 @@ def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCE
                 "iterations": 50,
                 "examples_per_second": batch / seconds,
                 "peak_memory_bytes": 10_000_000,
+                "live_tensor_peak_bytes": 9_500_000,
                 "achieved_flops": 1e9,
                 "device": "cpu",
                 "threads": threads,

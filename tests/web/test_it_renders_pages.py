@@ -168,8 +168,18 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert rec.result["candidates"][0]["training"]["batch_size"] != 32
     assert "Estimated by the rules (batch 32)" in html and duration(at_32["seconds_per_batch"]) in html
     assert 'class="badge measured"' in html and "hx-get" not in html.split('id="job-status"')[1][:200]
+    # memory: the account's estimate at each measured batch beside the live-tensor peak and the process peak
+    from advisor.web.present import nbytes
+
+    results = html.split('id="results"')[1]
+    memory_32 = engine.memory_for(rec.result["candidates"][0], batch_size=32)["total"]
+    assert "Memory estimated" in results and "Live tensors" in results
+    assert nbytes(memory_32) in results and nbytes(9_500_000) in results and nbytes(10_000_000) in results
     page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
+    # the memory breakdown at the peak, every part the account names
+    for part in ("Saved activations", "The mini-batch", "Workspace (gradients in flight"):
+        assert part in page
 
 
 def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, rec: Any) -> None:

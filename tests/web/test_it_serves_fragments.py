@@ -26,7 +26,7 @@ def test_it_checks_the_shown_fields_against_the_engine(client_for: Client) -> No
     response = client_for.post("/wizard/check/", data, **HX)
     html = response.content.decode()
     assert response.status_code == 200 and "<html" not in html
-    assert '<p id="err-input_shape" class="field-errors" aria-live="polite" hx-swap-oob="true">' in html
+    assert '<p id="err-input_shape" class="field-errors" aria-live="polite" hx-swap-oob="innerHTML">' in html
     assert "vision needs [channels, height, width]" in html
     assert 'id="err-examples"' in html and 'id="err-cpu_cores"' not in html  # only the shown step's fields
     assert 'id="preview"' in html and "Fix the fields marked in Data (step 2)" in html

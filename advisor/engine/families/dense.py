@@ -98,6 +98,40 @@ def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
     )
 
 
+BAG_WIDTH = 64  # fastText's bag of words uses 10 hidden units for sentiment; 64 leaves room for more classes
+
+
+def bag(spec: dict[str, Any]) -> Draft:
+    """A bag of embeddings: each token id's vector, averaged over the sequence, then one linear layer
+    (fastText: Joulin, Grave, Bojanowski & Mikolov 2017, "Bag of Tricks for Efficient Text Classification",
+    §2). One hidden layer (the averaged embedding), no order: the shallow baseline for token sequences."""
+    data = spec["data"]
+    vocab, steps = data["vocab_size"], data["input_shape"]
+    target, outputs, loss = head(spec)
+    assert outputs is not None and vocab is not None
+    model = [
+        layer("EmbeddingBag", num_embeddings=vocab, embedding_dim=BAG_WIDTH, mode="mean"),
+        layer("Linear", in_features=BAG_WIDTH, out_features=outputs),
+    ]
+    reasons = [
+        reason(
+            "net.shallow.first",
+            f"A bag of embeddings: each of {vocab:,} token ids becomes {BAG_WIDTH} numbers, averaged over "
+            "the sequence, then one linear layer. It ignores word order and trains in seconds; if it "
+            "reaches your target, the recurrent network is not needed.",
+        )
+    ]
+    return Draft(
+        "ffn",
+        "shallow",
+        {"model": model},
+        [BAG_WIDTH],
+        io_dict(list(steps), target, outputs, vocab_size=vocab),
+        loss,
+        reasons,
+    )
+
+
 def code_size(inputs: int, spec: dict[str, Any]) -> int:
     """Auto-encoder code: a quarter of the inputs, up to half for a high target or much data; < inputs."""
     return max(1, min(inputs - 1, round(inputs * capacity(spec) / 4)))

@@ -7,9 +7,9 @@ from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families.dense import head
-from advisor.engine.layers import Layer, layer
+from advisor.engine.layers import Layer, count, layer
 from advisor.engine.rules import reason
-from advisor.engine.sizing import capacity, capacity_reason, round_width
+from advisor.engine.sizing import capacity, capacity_reason, fits_data, round_width, shrunk_reason, targets
 
 LAYERS = 2  # Shi et al. 2016: "2 LSTM layers" (LSTM-32/64); also Zaremba et al. 2014's medium model
 MAX_HIDDEN = 1024
@@ -27,11 +27,32 @@ def hidden_for(spec: dict[str, Any]) -> int:
     return min(MAX_HIDDEN, round_width(base * capacity(spec)))
 
 
+MIN_HIDDEN = 16
+
+
 def recurrent(spec: dict[str, Any], kind: str) -> Draft:
-    """kind "LSTM" (family lstm) or "RNN" (family rnn)."""
+    """kind "LSTM" (family lstm) or "RNN" (family rnn). The width halves (not below MIN_HIDDEN) until the
+    weights fit the data (sizing.fits_data): a 10,000-word vocabulary at 768 units is 17 M weights, far more
+    than 25,000 reviews can pin down."""
+    hidden = hidden_for(spec)
+    draft = _recurrent(spec, kind, hidden)
+    examples = targets(spec)
+    while hidden > MIN_HIDDEN and not fits_data(_parameters(draft), examples):
+        hidden = max(MIN_HIDDEN, round_width(hidden / 2))
+        draft = _recurrent(spec, kind, hidden)
+    if hidden < hidden_for(spec):
+        draft.reasons = [r for r in draft.reasons if r["rule"] != "size.capacity"]  # not widened after all
+        draft.reasons.append(shrunk_reason("Units", hidden_for(spec), hidden, _parameters(draft), examples))
+    return draft
+
+
+def _parameters(draft: Draft) -> int:
+    return count(draft.networks["model"], draft.io["input_shape"]).parameters
+
+
+def _recurrent(spec: dict[str, Any], kind: str, hidden: int) -> Draft:
     data = spec["data"]
     vocab = data["vocab_size"]
-    hidden = hidden_for(spec)
     generating = spec["task"] == "generation"
     model: list[Layer] = []
     reasons: list[dict[str, Any]] = []

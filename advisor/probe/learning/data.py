@@ -113,7 +113,8 @@ def check_fit(
     return errors
 
 
-def split(sample: Sample, *, goal: str, seed: int = 0) -> Split:
+def split(sample: Sample, *, goal: str, seed: int = 0, scale: bool = True) -> Split:
+    """`scale=False` keeps the inputs as they are (token ids must stay whole numbers)."""
     from sklearn.model_selection import train_test_split
 
     errors = check_fit(sample, goal=goal, input_shape=sample.input_shape, outputs=None)
@@ -139,6 +140,8 @@ def split(sample: Sample, *, goal: str, seed: int = 0) -> Split:
     mean = x[train].mean(axis=0)
     std = x[train].std(axis=0)
     std[std < 1e-6] = 1.0  # a constant feature (an always-blank border pixel) stays zero, not NaN
+    if not scale:
+        mean, std = np.zeros_like(mean), np.ones_like(std)
 
     def part(ix: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return ((x[ix] - mean) / std).astype(np.float32), None if y is None else y[ix]

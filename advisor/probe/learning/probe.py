@@ -118,7 +118,9 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     clock = _Clock(max(budget, 0.5), emit, should_stop)
     clock.progress("loading the sample")
     sample = samples.load(Path(plan.sample_path))
-    split = data.split(sample, goal=plan.goal, seed=plan.seed)
+    roles = [r["candidate"] for r in (plan.shallow, plan.deep) if r is not None]
+    ids = any((c.get("io") or {}).get("vocab_size") for c in roles)  # token ids are not standardised
+    split = data.split(sample, goal=plan.goal, seed=plan.seed, scale=not ids)
     sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
     clock.stage("split", {**sizes, "sample": sample.describe() | {"classes": sample.classes[:50]}})
     shallow_cand = plan.shallow["candidate"] if plan.shallow else None
@@ -182,7 +184,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
         expected=fitted,
     )
     if chosen is not None:
-        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen])  # type: ignore[arg-type]
+        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen], full_train)  # type: ignore[arg-type]
     if clock.left() <= 0:
         result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
     cut = [p for p in (fitted or {}).get("points", []) if p.get("stopped") in ("time", "stopped")]
@@ -255,14 +257,21 @@ def _curve(
     return fitted
 
 
-def _time_to_target(plan: ProbePlan, role: str, run: dict[str, Any]) -> dict[str, Any] | None:
+def _time_to_target(
+    plan: ProbePlan, role: str, run: dict[str, Any], full_train: int
+) -> dict[str, Any] | None:
+    """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
+    the learning curve extrapolates to. A run whose reported score misses the target has not reached it,
+    even if one epoch's held-out score touched it (the verdict and this line must agree)."""
     reached = curve.epochs_to_target(run, plan.target)
     if reached is None:
         return None
-    answer: dict[str, Any] = {"role": role, **reached}
+    if run.get("score") is None or run["score"] < (plan.target or 0):
+        reached = {"reached": False, "epoch": None, "updates": None}
+    answer: dict[str, Any] = {"role": role, **reached, "full_size_examples": full_train}
     if reached["reached"]:
         epochs = curve.full_size_epochs(
-            reached["updates"], batch_size=run["batch_size"], full_examples=plan.full_examples
+            reached["updates"], batch_size=run["batch_size"], full_examples=full_train
         )
         answer["epochs_at_full_size"] = epochs
         per_epoch = plan.seconds_per_epoch.get(role)

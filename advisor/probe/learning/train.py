@@ -49,8 +49,12 @@ class _Data:
             low, high = data.x_train.min(axis=0), data.x_train.max(axis=0)  # a sigmoid output needs [0, 1]
             span = np.where(high - low > 1e-6, high - low, 1.0)
             xs = [np.clip((x - low) / span, 0.0, 1.0).astype(np.float32) for x in xs]
+        ids = bool(io.get("vocab_size"))  # token ids feed an embedding: whole numbers, not values
         self.x_train, self.x_val, self.x_test = (
-            torch.from_numpy(x).reshape(len(x), *self.shape).to(device) for x in xs
+            (torch.from_numpy(x).round().long() if ids else torch.from_numpy(x))
+            .reshape(len(x), *self.shape)
+            .to(device)
+            for x in xs
         )
         self.flat = xs
         self.y_train = self._target(data.y_train)

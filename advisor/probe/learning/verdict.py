@@ -7,6 +7,7 @@ careful validation, they risk overfitting.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from advisor.contract import Verdict
@@ -22,6 +23,22 @@ def reason(rule: str, text: str) -> dict[str, str]:
 
 def _name(run: dict[str, Any]) -> str:
     return str(run.get("family") or "network").upper()
+
+
+def score_text(value: float, target: float | None = None) -> str:
+    """Two decimals, more where two would round a miss up to the target: 0.967 against 0.97 reads 0.967,
+    never 0.97. A miss is never printed as the target."""
+    for digits in (2, 3, 4):
+        text = f"{value:.{digits}f}"
+        if target is None or value >= target or float(text) < target:
+            return text
+    return f"{math.floor(value * 1e4) / 1e4:.4f}"
+
+
+def target_text(target: float) -> str:
+    """Two decimals, or as many as the user gave (0.975 stays 0.975, never 0.97)."""
+    text = f"{target:.2f}"
+    return text if float(text) == target else f"{target:g}"
 
 
 def _meets(run: dict[str, Any] | None, target: float | None) -> bool:
@@ -78,7 +95,11 @@ def verdict(
             "(stratified train/validation/test split).",
         ),
     ]
-    t = f"{target:.2f}" if target is not None else ""
+    t = target_text(target) if target is not None else ""
+
+    def f(value: float) -> str:
+        return score_text(value, target)
+
     sh = shallow.get("score") if shallow else None
     dp = deep.get("score") if deep else None
     shallow_name = _name(shallow or {})
@@ -88,29 +109,29 @@ def verdict(
     unit = "" if metric == "accuracy" else f" {METRIC_WORDS.get(metric, metric)}"
     deep_needed: bool | None = None
     if sh is None and dp is not None:
-        met = f" (target {t})" if t else ""
+        met = "" if target is None else f" (target {t})" if dp >= target else f", below the target {t},"
         text = (
             f"no shallow network was tried ({shallow_note or 'none trained'}); "
-            f"{deep_name} reaches {dp:.2f}{unit}{met} on the sample{exp_text}"
+            f"{deep_name} scores {f(dp)}{unit}{met} on the sample{exp_text}"
         )
     elif sh is None:
         text = f"no network could be trained on the sample ({shallow_note or deep_note or 'no candidate'})"
     elif target is None:
-        text = f"shallow {shallow_name} reaches {sh:.2f}{unit}; no accuracy target, deep not tried{exp_text}"
+        text = f"shallow {shallow_name} reaches {f(sh)}{unit}; no accuracy target, deep not tried{exp_text}"
     elif sh >= target:
-        text = f"shallow {shallow_name} reaches {sh:.2f}{unit} (target {t}) — deep not needed{exp_text}"
+        text = f"shallow {shallow_name} reaches {f(sh)}{unit} (target {t}) — deep not needed{exp_text}"
         deep_needed = False
     elif dp is None:
         deep_needed = True
         why = deep_note or "no deep network trained"
-        text = f"shallow {shallow_name} reaches {sh:.2f}{unit}, below the target {t}; {why}"
+        text = f"shallow {shallow_name} scores {f(sh)}{unit}, below the target {t}; {why}"
     elif dp >= target:
         deep_needed = True
-        both = f"shallow reaches {sh:.2f}{unit}, {deep_name} reaches {dp:.2f}"
+        both = f"shallow scores {f(sh)}{unit}, below the target; {deep_name} reaches {f(dp)}"
         text = f"{both} on the sample (target {t}){exp_text}"
     else:
         deep_needed = True
-        both = f"shallow {sh:.2f}{unit}, {deep_name} {dp:.2f}"
+        both = f"shallow {f(sh)}{unit}, {deep_name} {f(dp)}"
         text = f"neither reaches the target {t} on the sample: {both}{exp_text}"
         if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
@@ -119,13 +140,13 @@ def verdict(
             gap = run["train_score"] - run["score"]
             if gap > OVERFIT_GAP:
                 notes.append(
-                    f"The {label} {_name(run)} scores {run['train_score']:.2f} on its training split but "
-                    f"{run['score']:.2f} held out: it overfits the sample."
+                    f"The {label} {_name(run)} scores {f(run['train_score'])} on its training split but "
+                    f"{f(run['score'])} held out: it overfits the sample."
                 )
     best = max((r["score"] for r in (shallow, deep) if r and r.get("score") is not None), default=None)
     if baseline and best is not None and baseline.get("score") is not None and baseline["score"] >= best:
         notes.append(
-            f"The classical baseline ({baseline['model']}) scores {baseline['score']:.2f}, as well as any "
+            f"The classical baseline ({baseline['model']}) scores {f(baseline['score'])}, as well as any "
             "network tried: the task may not need a neural network."
         )
     return {
@@ -134,6 +155,10 @@ def verdict(
         "target": target,
         "chosen": chosen,
         "deep_needed": deep_needed,
+        # did the network the verdict follows reach the target on held-out data (None: no target or no run)
+        "met": None
+        if target is None or chosen is None
+        else _meets({"shallow": shallow, "deep": deep}[chosen], target),
         "shallow_score": sh,
         "deep_score": dp,
         "baseline_score": baseline.get("score") if baseline else None,

@@ -1,0 +1,370 @@
+"""`python -m bench advice`: does the advice work? The first candidate trained exactly as recommended
+against a tuned reference on the same split, and the probe's predicted time to the target against a full
+run's.
+
+For every data set (scikit-learn's bundled digits, iris, wine, breast cancer and diabetes; two synthetic
+token sequence tasks whose best achievable accuracy is known by construction) and every seed:
+- **advised**: `recommend(spec)`'s first candidate, trained by the probe's own loop (`learning.train`: the
+  candidate's layers, init, optimiser, learning rate, batch and epochs; early stopping on the validation
+  split; the held-out test score at the best validation epoch).
+- **search**: the same family tuned the way a search would (optimiser x learning rate x width, each run early
+  stopped; the configuration with the best validation score is reported on the test split), and the best of
+  scikit-learn's classical models (logistic/ridge, RBF SVM, gradient boosting; each tuned by cross-validation
+  on the training split).
+- **time to the target**: the probe's prediction from a sample (a third of the training split: updates to the
+  target there, converted to epochs and seconds at full size with the sample run's step time) against the
+  advised run on the whole training split (its first epoch at the target, and the seconds to it).
+
+The gap is advised minus the best reference (points of accuracy or R²); the cost is the advised run's seconds
+over the search's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from advisor.engine import recommend
+from advisor.probe.learning import curve, data, train
+from advisor.probe.learning.samples import DEMOS, Sample, demo
+
+HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
+TARGETS = {"digits": 0.98, "iris": 0.95, "wine": 0.95, "breast_cancer": 0.95, "diabetes": 0.4}
+SAMPLE_SHARE = 1 / 3  # the probe's sample, as a share of the training split
+SEARCH_RATES = {"adam": (3e-4, 1e-3, 3e-3, 1e-2), "sgd": (3e-3, 1e-2, 3e-2, 1e-1)}
+SEARCH_WIDTHS = (0.5, 1.0, 2.0)
+BUDGET_S = 120.0  # per training run; early stopping ends every run here long before
+
+
+# --- data sets -----------------------------------------------------------------------------------------
+
+
+def _tokens(n: int, seed: int, *, order: bool) -> tuple[Sample, float]:
+    """Token sequences of 40 ids from 200 whose label is known by construction, with 5% of labels flipped:
+    no model can beat 0.95 on held-out data. `order=False`: the label is whether the ids from 1-20 outnumber
+    those from 21-40 (a bag of words solves it); `order=True`: whether id 1 comes before id 2 (only a model
+    of order can)."""
+    rng = np.random.default_rng(1000 + seed)
+    steps, vocab, noise = 40, 200, 0.05
+    x = rng.integers(41, vocab, size=(n, steps))
+    y = rng.integers(0, 2, size=n)
+    for i in range(n):
+        if order:
+            a, b = sorted(rng.choice(steps, 2, replace=False))
+            x[i, a], x[i, b] = (1, 2) if y[i] else (2, 1)
+        else:
+            many, few = rng.integers(4, 9), rng.integers(0, 4)
+            pos = rng.choice(steps, many + few, replace=False)
+            lo = 1 if y[i] else 21
+            x[i, pos[:many]] = rng.integers(lo, lo + 20, size=many)
+            other = (21, 41) if y[i] else (1, 21)
+            x[i, pos[many:]] = rng.integers(*other, size=few)
+    flip = rng.random(n) < noise
+    y = np.where(flip, 1 - y, y)
+    return Sample(x.astype(np.float32), y.astype(np.int64), "class", ["0", "1"]), 1 - noise
+
+
+def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]:
+    """(sample, spec, best achievable score where known)."""
+    if name in DEMOS:
+        spec = json.loads(json.dumps(DEMOS[name]["spec"]))
+        sample = demo(name)
+        best = None
+    elif name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        bunch = load_diabetes()
+        y = np.asarray(bunch.target, dtype=np.float32).reshape(-1, 1)
+        sample = Sample(np.asarray(bunch.data, dtype=np.float32), (y - y.mean()) / y.std(), "value", [])
+        spec = {
+            "task": "tabular",
+            "goal": "regress",
+            "data": {"examples": 442, "input_shape": [10], "outputs": 1},
+        }
+        best = None
+    else:
+        sample, best = _tokens(4000, seed, order=name == "tokens-order")
+        spec = {
+            "task": "sequence",
+            "data": {"examples": 4000, "input_shape": [40], "vocab_size": 200, "outputs": 2},
+        }
+        TARGETS.setdefault(name, 0.9)
+    spec["hardware"] = HARDWARE
+    spec["target"] = {"accuracy": TARGETS[name]}
+    return sample, spec, best
+
+
+# --- the search -----------------------------------------------------------------------------------------
+
+_GROW = ("out_features", "out_channels", "hidden_size", "embedding_dim")
+_TAKE = ("in_features", "in_channels", "input_size")
+
+
+def widen(candidate: dict[str, Any], factor: float) -> dict[str, Any]:
+    """The candidate with every hidden width scaled by `factor` (inputs and outputs kept)."""
+    layers = [dict(layer, args=dict(layer["args"])) for layer in candidate["networks"]["model"]]
+    weighted = [i for i, layer in enumerate(layers) if any(k in layer["args"] for k in _GROW + _TAKE)]
+    for i in weighted:
+        args = layers[i]["args"]
+        for key in _GROW if i != weighted[-1] else ():
+            if key in args:
+                args[key] = max(1, round(args[key] * factor))
+        for key in _TAKE if i != weighted[0] else ():
+            if key in args:
+                args[key] = max(1, round(args[key] * factor))
+    return {**candidate, "networks": {"model": layers}, "parameters": None}
+
+
+def _run(candidate: dict[str, Any], split: data.Split, seed: int, **kwargs: Any) -> dict[str, Any]:
+    return train.train(candidate, split, seed=seed, **{"budget_s": BUDGET_S, **kwargs})
+
+
+def search(
+    candidate: dict[str, Any], split: data.Split, seed: int, examples: int, budget: float
+) -> dict[str, Any]:
+    started = time.monotonic()
+    best: dict[str, Any] | None = None
+    runs = 0
+    for optimiser, rates in SEARCH_RATES.items():
+        for rate in rates:
+            for factor in SEARCH_WIDTHS:
+                cand = widen(candidate, factor) if factor != 1 else dict(candidate)
+                training = {**candidate["training"], "optimizer": optimiser, "learning_rate": rate}
+                training.pop("momentum", None)
+                if optimiser == "sgd":
+                    training["momentum"] = 0.9
+                cand["training"] = training
+                run = _run(cand, split, seed, full_examples=examples, budget_s=budget)
+                runs += 1
+                if run["val_score"] is not None and (best is None or run["val_score"] > best["val_score"]):
+                    best = {**run, "config": f"{optimiser} lr {rate:g} width x{factor:g}"}
+    assert best is not None
+    return {
+        "score": best["score"],
+        "config": best["config"],
+        "runs": runs,
+        "seconds": time.monotonic() - started,
+    }
+
+
+def classical(split: data.Split) -> dict[str, Any]:
+    """The best of scikit-learn's usual models, each tuned by 3-fold cross-validation on the training split,
+    chosen by the validation split."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC, SVR
+
+    started = time.monotonic()
+    classify = split.goal == "classify"
+    models: dict[str, tuple[Any, dict[str, list[Any]]]] = {
+        "linear": (
+            (LogisticRegression(max_iter=2000), {"C": [0.1, 1, 10]})
+            if classify
+            else (Ridge(), {"alpha": [0.1, 1, 10]})
+        ),
+        "rbf svm": ((SVC() if classify else SVR()), {"C": [1, 10, 100], "gamma": ["scale", 0.01]}),
+        "gradient boosting": (
+            (HistGradientBoostingClassifier() if classify else HistGradientBoostingRegressor()),
+            {"learning_rate": [0.05, 0.1]},
+        ),
+    }
+    scores: dict[str, dict[str, float]] = {}
+    for name, (model, grid) in models.items():
+        y_train = split.y_train if classify else np.ravel(split.y_train)
+        fitted = GridSearchCV(model, grid, cv=3).fit(split.x_train, y_train)
+        pick = {}
+        for part, x, y in (("val", split.x_val, split.y_val), ("test", split.x_test, split.y_test)):
+            assert y is not None
+            pick[part] = data.score(split.goal, y if classify else y.reshape(len(y), -1), fitted.predict(x))
+        scores[name] = pick
+    best = max(scores, key=lambda k: scores[k]["val"])
+    return {
+        "linear": scores["linear"]["test"],
+        "best": best,
+        "score": scores[best]["test"],
+        "seconds": time.monotonic() - started,
+    }
+
+
+# --- time to the target ----------------------------------------------------------------------------------
+
+
+def time_to_target(
+    candidate: dict[str, Any],
+    split: data.Split,
+    full: dict[str, Any],
+    target: float,
+    seed: int,
+    examples: int,
+    budget: float,
+) -> dict[str, Any]:
+    """The probe's prediction from a sample against the full run's first epoch at the target."""
+    sample = data.subsample(split, SAMPLE_SHARE, seed=seed)
+    run = _run(candidate, sample, seed, full_examples=examples, budget_s=budget)
+    reached = curve.epochs_to_target(run, target)
+    actual = curve.epochs_to_target(full, target)
+    row: dict[str, Any] = {"sample_examples": len(sample.x_train), "sample_seconds": run["seconds"]}
+    if not (reached and reached["reached"]):
+        row["predicted"] = None
+    else:
+        steps = sum(1 for _ in range(0, len(split.x_train), run["batch_size"]))
+        epochs = curve.full_size_epochs(
+            reached["updates"], batch_size=run["batch_size"], full_examples=len(split.x_train)
+        )
+        per_step = run["epochs"][-1]["seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
+        row["predicted"] = {"epochs": epochs, "seconds": epochs * steps * per_step}
+    if actual and actual["reached"]:
+        epoch = actual["epoch"]
+        row["actual"] = {"epochs": epoch, "seconds": full["epochs"][epoch - 1]["seconds"]}
+    else:
+        row["actual"] = None
+    if row["predicted"] and row["actual"]:
+        row["error_epochs"] = row["predicted"]["epochs"] / row["actual"]["epochs"] - 1
+        row["error_seconds"] = row["predicted"]["seconds"] / row["actual"]["seconds"] - 1
+    return row
+
+
+# --- one data set ----------------------------------------------------------------------------------------
+
+
+def evaluate(name: str, seed: int, *, with_search: bool, budget: float = BUDGET_S) -> dict[str, Any]:
+    sample, spec, achievable = dataset(name, seed)
+    rec = recommend(spec)
+    first = rec["candidates"][0]
+    goal = rec["spec"]["goal"]
+    split = data.split(sample, goal=goal, seed=seed, scale=not spec["data"].get("vocab_size"))
+    examples = int(spec["data"]["examples"])
+    advised = _run(first, split, seed, full_examples=examples, budget_s=budget)
+    row: dict[str, Any] = {
+        "data": name,
+        "seed": seed,
+        "metric": split.metric,
+        "target": spec["target"]["accuracy"],
+        "achievable": achievable,
+        "first": f"{first['family']} {first['depth']} {first['hidden_sizes']}",
+        "parameters": first["parameters"],
+        "size_warning": any(r["rule"] == "size.oversize" for r in first["reasons"]),
+        "training": {k: first["training"][k] for k in ("optimizer", "learning_rate", "epochs", "batch_size")},
+        "advised": {
+            "score": advised["score"],
+            "seconds": advised["seconds"],
+            "epochs": len(advised["epochs"]),
+            "best_epoch": advised["best_epoch"],
+            "stopped": advised["stopped"],
+        },
+        "classical": classical(split),
+    }
+    if with_search:
+        row["search"] = search(first, split, seed, examples, budget)
+    target = spec["target"]["accuracy"]
+    row["time_to_target"] = time_to_target(first, split, advised, target, seed, examples, budget)
+    return row
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    table = []
+    for name in dict.fromkeys(r["data"] for r in rows):
+        mine = [r for r in rows if r["data"] == name]
+
+        def med(get: Any, rows: list[dict[str, Any]] = mine) -> float | None:
+            values = [v for v in (get(r) for r in rows) if v is not None]
+            return statistics.median(values) if values else None
+
+        reference = med(
+            lambda r: max(r["classical"]["score"], r["search"]["score"]) if "search" in r else None
+        )
+        advised = med(lambda r: r["advised"]["score"])
+        table.append(
+            {
+                "data": name,
+                "first": mine[0]["first"],
+                "advised": advised,
+                "linear": med(lambda r: r["classical"]["linear"]),
+                "classical": med(lambda r: r["classical"]["score"]),
+                "search": med(lambda r: r["search"]["score"] if "search" in r else None),
+                "gap_points": None if reference is None or advised is None else 100 * (advised - reference),
+                "cost_share": med(
+                    lambda r: r["advised"]["seconds"] / r["search"]["seconds"] if "search" in r else None
+                ),
+                "ttt_error_seconds": med(lambda r: r["time_to_target"].get("error_seconds")),
+                "ttt_error_epochs": med(lambda r: r["time_to_target"].get("error_epochs")),
+                "seeds": len(mine),
+            }
+        )
+    return table
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def report(table: list[dict[str, Any]]) -> str:
+    head = (
+        "| data | first candidate | advised | linear | best classical | search | gap (points) "
+        "| cost share | time-to-target error (s / epochs) |\n|---|---|---|---|---|---|---|---|---|"
+    )
+    lines = [head]
+    for t in table:
+        lines.append(
+            f"| {t['data']} | {t['first']} | {_fmt(t['advised'], '.3f')} | {_fmt(t['linear'], '.3f')} "
+            f"| {_fmt(t['classical'], '.3f')} | {_fmt(t['search'], '.3f')} | {_fmt(t['gap_points'], '+.1f')} "
+            f"| {_fmt(t['cost_share'], '.1%')} | {_fmt(t['ttt_error_seconds'], '+.0%')} / "
+            f"{_fmt(t['ttt_error_epochs'], '+.0%')} |"
+        )
+    return "\n".join(lines)
+
+
+DATASETS = "digits,iris,wine,breast_cancer,diabetes,tokens-count,tokens-order"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench advice", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=DATASETS, help=f"comma-separated (default {DATASETS})")
+    parser.add_argument("--seeds", type=int, default=3, help="stratified 60/20/20 splits per data set")
+    parser.add_argument("--no-search", action="store_true", help="skip the tuned search (fast check)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (1: small networks run fastest)"
+    )
+    parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds per training run at most")
+    parser.add_argument("--out", type=Path, default=None, help="write results.json and README.md here")
+    args = parser.parse_args(argv)
+    import torch
+
+    from bench import machine
+
+    torch.set_num_threads(args.threads)
+    info = machine.describe()
+    started = time.monotonic()
+    rows = []
+    for name in args.data.split(","):
+        for seed in range(args.seeds):
+            row = evaluate(name, seed, with_search=not args.no_search, budget=args.budget)
+            print(json.dumps(row, default=float), flush=True)
+            rows.append(row)
+    table = summarise(rows)
+    text = report(table)
+    print(text)
+    elapsed = time.monotonic() - started
+    print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "command": "python -m bench advice " + " ".join(argv),
+            "seconds": elapsed,
+            "threads": args.threads,
+            **machine.finish(info),
+        }
+        (args.out / "results.json").write_text(
+            json.dumps({"meta": meta, "rows": rows, "table": table}, indent=1, default=float)
+        )
+        (args.out / "table.md").write_text(text + "\n")
+    return 0 if all(not math.isnan(t["advised"] or 0) for t in table) else 1
