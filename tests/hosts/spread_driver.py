@@ -16,14 +16,9 @@ from django.contrib.auth.models import User  # noqa: E402  (after django.setup)
 
 from advisor import services, spread  # noqa: E402
 from advisor.models import CalibrationJob, Device  # noqa: E402
+from tests.conftest import TABULAR_SPEC  # noqa: E402
 
-SPEC = {
-    "task": "tabular",
-    "goal": "classify",
-    "data": {"examples": 2000, "input_shape": [16], "outputs": 3},
-    "hardware": {"cpu_cores": 2, "ram_gb": 8},
-    "target": {"accuracy": 0.9},
-}
+SPEC = TABULAR_SPEC
 
 
 def emit(**event: object) -> None:

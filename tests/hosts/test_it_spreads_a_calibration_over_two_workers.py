@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import REPO
 from tests.hosts.netns import Host, two_hosts
 from tests.hosts.services import private_postgres, private_redis
+from tests.processes import spawned_children
 
 pytestmark = pytest.mark.slow
 
@@ -121,14 +122,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
 
 
 def _ranks(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process(proc.pid).children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(child.cmdline()):
-                found.append(child)
-        except psutil.NoSuchProcess:
-            pass
-    return found
+    return spawned_children(psutil.Process(proc.pid))
 
 
 def test_it_trains_one_rank_on_each_hosts_worker(fleet: Fleet) -> None:
