@@ -166,7 +166,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-bytes", type=float, default=2e9, help="skip configurations estimated above")
     parser.add_argument("--out", type=Path, help="write rows and summary as JSON here")
     parser.add_argument("--table", type=Path, help="print the table and summary of a saved --out file")
+    parser.add_argument(
+        "--curve", metavar="FAMILY", help="per-step RSS, heap and in-use growth of one family"
+    )
+    parser.add_argument("--batch", type=int, default=128, help="--curve's mini-batch")
+    parser.add_argument("--steps", type=int, default=8, help="--curve's steps")
     args = parser.parse_args(argv)
+    if args.curve:
+        from bench.memory_curve import curve
+
+        return curve(args.curve, args.batch, args.steps)
     if args.table:
         saved = json.loads(args.table.read_text())
         print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")
