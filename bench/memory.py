@@ -171,11 +171,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--batch", type=int, default=128, help="--curve's mini-batch")
     parser.add_argument("--steps", type=int, default=8, help="--curve's steps")
+    parser.add_argument("--no-trim", action="store_true", help="--curve without malloc_trim between runs")
     args = parser.parse_args(argv)
     if args.curve:
         from bench.memory_curve import curve
 
-        return curve(args.curve, args.batch, args.steps)
+        return curve(args.curve, args.batch, args.steps, trim=not args.no_trim)
     if args.table:
         saved = json.loads(args.table.read_text())
         print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")

@@ -36,7 +36,7 @@ class _MallInfo2(ctypes.Structure):
     ]
 
 
-def _child(family: str, batch: int, steps: int) -> dict[str, Any]:
+def _child(family: str, batch: int, steps: int, trim: bool) -> dict[str, Any]:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -67,7 +67,8 @@ def _child(family: str, batch: int, steps: int) -> dict[str, Any]:
     candidate = next(c for c in candidates(1) if c["family"] == family)
     rows: list[dict[str, float]] = []
     for run in (1, 2):
-        release_free_memory()
+        if trim:  # as measure() does; without it the first run's free pages stay resident
+            release_free_memory()
         base, start = rss_bytes(), libc.mallinfo2()
         reset_peak_rss()
         mode = Sampled()
@@ -77,10 +78,10 @@ def _child(family: str, batch: int, steps: int) -> dict[str, Any]:
             for i in range(steps):
                 step.refill(batch_tensors)
                 step.run(batch_tensors)
-                if run == 2:
+                if run == 2 or i == steps - 1:
                     rows.append(
                         {
-                            "step": i + 1,
+                            "step": i + 1 if run == 2 else 0,  # 0: the first run, at its end
                             "rss_growth_mb": ((peak_rss_bytes() or rss_bytes()) - base) / 1e6,
                             "arena_growth_mb": (mode.arena - start.arena) / 1e6,
                             "in_use_growth_mb": (mode.used - start.uordblks) / 1e6,
@@ -96,18 +97,19 @@ def _child(family: str, batch: int, steps: int) -> dict[str, Any]:
     }
 
 
-def curve(family: str, batch: int, steps: int) -> int:
+def curve(family: str, batch: int, steps: int, *, trim: bool = True) -> int:
     from advisor.calibration.allocator import TUNED_GLIBC_ENV
 
     env = {**os.environ, **TUNED_GLIBC_ENV}
-    args = [sys.executable, "-m", "bench.memory_curve", family, str(batch), str(steps)]
+    args = [sys.executable, "-m", "bench.memory_curve", family, str(batch), str(steps), str(int(trim))]
     out = subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     print(
-        f"{family} batch {batch}: live estimate {result['live_estimate_mb']:.1f} MB, "
+        f"{family} batch {batch}{'' if trim else ' (no trim)'}: "
+        f"live estimate {result['live_estimate_mb']:.1f} MB, "
         f"resident estimate {result['resident_estimate_mb']:.1f} MB"
     )
-    print(f"{'step':>4} {'rss growth':>11} {'arena':>9} {'in use':>9}")
+    print(f"{'step':>4} {'rss growth':>11} {'arena':>9} {'in use':>9}   (step 0: the whole first run)")
     for r in result["steps"]:
         rss, arena, used = r["rss_growth_mb"], r["arena_growth_mb"], r["in_use_growth_mb"]
         print(f"{r['step']:>4} {rss:>10.1f}M {arena:>8.1f}M {used:>8.1f}M")
@@ -115,4 +117,4 @@ def curve(family: str, batch: int, steps: int) -> int:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))
+    print(json.dumps(_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1")))
