@@ -13,7 +13,8 @@ import bisect
 import math
 from typing import NotRequired, TypedDict
 
-PROFILE_VERSION = 1
+# 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
+PROFILE_VERSION = 2
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2

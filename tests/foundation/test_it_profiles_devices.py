@@ -47,6 +47,8 @@ def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_curre
         works = [w for w, _ in rates[curve]]
         assert works == sorted(works) and all(s > 0 for _, s in rates[curve])
     assert rates["step_seconds"] > 0 and rates["optimizer"]["adam"][-1][1] > 0
+    # whole harness steps against the layer-by-layer model, and the recurrent growth: measured, within bounds
+    assert 0.5 <= rates["step_factor"] <= 3.0 and 0.0 <= rates["sequence_exponent"] <= 1.5
     assert fresh.profile == current  # not measured again: still the stored synthetic one
 
 
