@@ -54,13 +54,15 @@ class MeasuredAt(TypedDict):
     threads: int | None
     allocator: str
     device: str
+    step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
 
 
 class Estimate(TypedDict):
     seconds_per_batch: float
     seconds_per_epoch: float
     seconds_to_train: float
-    basis: str  # "analytic" or "measured"
+    basis: str  # "catalog" ("analytic" before device profiles), "profiled", "predicted" or "measured"
+    expected_error: NotRequired[float]  # the relative band the basis's validation supports
     batch_size: NotRequired[int]
     batches_per_epoch: NotRequired[int]
     devices: NotRequired[int]

@@ -29,6 +29,12 @@ class Device(models.Model):
     queue = models.CharField(max_length=250, unique=True)
     worker = models.CharField(max_length=250, blank=True)
     details = models.JSONField(default=dict, blank=True)
+    # engine.profile.DeviceProfile (calibration.profile measures it); null until the device is profiled
+    profile = models.JSONField(null=True, blank=True)
+    torch_version = models.CharField(
+        max_length=100, blank=True
+    )  # of the profile: a new torch needs a new one
+    processor = models.CharField(max_length=300, blank=True)  # the profiled processor or GPU model
     registered_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
 
@@ -44,17 +50,44 @@ class Device(models.Model):
         return timezone.now() - self.last_seen < timedelta(seconds=3 * period + 2)
 
 
-class Recommendation(models.Model):
+class TimeModel(models.Model):
+    """The learned correction of one device's profiled times (advisor.engine.learned), refitted after each
+    finished calibration on it: a new version each time, with its cross-validated error."""
+
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="time_models")
+    version = models.PositiveIntegerField()
+    rows = models.PositiveIntegerField()  # measurements it learned from
+    networks = models.PositiveIntegerField()  # distinct networks among them
+    expected_error = models.FloatField()  # 90th percentile |relative error|, leaving each network out
+    median_error = models.FloatField()
+    fitted = models.BinaryField()  # the pickled regressor: written and read by this application only
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["device", "-version"]
+        constraints = [models.UniqueConstraint(fields=["device", "version"], name="one_time_model_version")]
+
+    def __str__(self) -> str:
+        return f"time model {self.version} of {self.device_id}"
+
+
+class OwnedRecord(models.Model):
+    """A row a user owns, listed newest first (each model's `owner` foreign key has its own related name)."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+
+class Recommendation(OwnedRecord):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"
     )
     spec = models.JSONField(encoder=FastEncoder)  # the normalised TaskSpec
     result = models.JSONField(encoder=FastEncoder)  # engine.recommend()'s answer, without id
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
 
     def __str__(self) -> str:
         return f"Recommendation {self.pk} ({self.spec.get('task')})"

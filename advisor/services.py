@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import engine
+from advisor import engine, profiles
 from advisor.contract import Estimate
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
 from advisor.jobs import JobKind, JobRefused, cancel, queue
@@ -39,16 +39,18 @@ CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
 # --- recommendations ---------------------------------------------------------------------------------------
 
 
-def advise(*, owner: User, spec: dict[str, Any]) -> Recommendation:
-    """Validate the spec through the engine and store its answer. Raises engine.SpecError on bad input."""
-    result = engine.recommend(spec)
+def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
+    """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
+    one. Raises engine.SpecError on bad input."""
+    result = profiles.recommend(spec, device)
     return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
 
 
 def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
-    payload: dict[str, Any] = {"id": rec.pk, **rec.result}
+    # Recommendations stored before plausibility warnings existed have none.
+    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
     if not measured_too:
         return payload
     measured = latest_measured_estimates(rec)
@@ -61,6 +63,8 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
                 cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
         payload["candidates"] = candidates
+    if 0 in measured:  # the first candidate's plan follows what its calibration measured
+        payload["hardware_plan"] = engine.follow_measurement(payload["hardware_plan"], dict(measured[0]))
     return payload
 
 

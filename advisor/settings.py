@@ -62,6 +62,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outermost but for the security headers: a database outage anywhere below is a 503 with its reason.
+    "advisor.unavailable.DatabaseUnavailableMiddleware",
     # Serves static/ (htmx, CSS, the API docs' Swagger UI) from runserver and gunicorn alike.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -97,6 +99,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'advisor.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        # A kept connection is checked before reuse: after a database restart the first request reconnects.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -212,6 +216,9 @@ CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
 
 # Workers refresh their devices' heartbeat this often; a device unseen for 3 periods is shown offline.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
+# A worker profiles its device for the time model before taking jobs, when it has no current profile
+# (about 25 s on a 2-core CPU); 0 leaves estimates on the catalog path until `manage.py profile_device`.
+WORKER_PROFILE_DEVICES = env_bool("WORKER_PROFILE_DEVICES", True)
 
 LOGGING = {
     "version": 1,

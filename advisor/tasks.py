@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from advisor import running
+from advisor import profiles, running
+from advisor.models import Device
 
 
 @shared_task(name="advisor.run_calibration", acks_late=True, reject_on_worker_lost=True)
 def run_calibration(job_id: int) -> str:
     return running.run_calibration_job(job_id=job_id)
+
+
+@shared_task(name="advisor.refit_time_model")
+def refit_time_model(device_id: str) -> int | None:
+    device = Device.objects.filter(pk=device_id).first()
+    model = profiles.refit_time_model(device=device) if device is not None else None
+    return model.version if model is not None else None

@@ -3,6 +3,8 @@ queues (recover orphans, resend the outbox; the machinery is advisor/jobs.py).""
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 from django.utils import timezone
@@ -28,10 +30,17 @@ def upkeep(*, device_ids: list[str], queues: list[str], stale_after: float) -> N
         resend_unsent(kind, queues=queues)
 
 
+# Set by `manage.py serve` on a worker it restarted: {"count", "reason", "at"}, kept in each device's details.
+RESTART_ENV = "ADVISOR_WORKER_RESTART"
+
+
 def register_devices(*, host: str, worker: str, devices: list[dict[str, Any]]) -> list[Device]:
     rows = []
     now = timezone.now()
+    restart = os.environ.get(RESTART_ENV)
     for dev in devices:
+        if restart:
+            dev = {**dev, "restart": json.loads(restart)}
         ident = f"{host}-{dev['kind']}{dev.get('index', 0)}"
         row, _ = Device.objects.update_or_create(
             id=ident,

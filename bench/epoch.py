@@ -10,7 +10,6 @@ resolves a difference now). The target is within 10%.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import textwrap
@@ -19,6 +18,7 @@ from typing import Any
 from advisor.calibration import measure
 from advisor.calibration.epoch import loading_seconds_per_batch, predicted_epoch_seconds, train_one_epoch
 from advisor.calibration.examples import EXAMPLES
+from bench.harness import chosen_networks, network_parser
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-ae,mnist-gan,mnist-rbm"
 
@@ -68,26 +68,19 @@ def compare(name: str, threads: int, rounds: int, epoch_seconds: float, min_seco
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench epoch", description=__doc__.split("\n")[0])
-    parser.add_argument("--networks", default=DEFAULT_NETWORKS, help=f"from {', '.join(EXAMPLES)}")
-    parser.add_argument("--threads", default="1")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = network_parser("epoch", __doc__ or "", networks=DEFAULT_NETWORKS, threads="1", rounds=3)
     parser.add_argument("--epoch-seconds", type=float, default=2.0)
     parser.add_argument("--min-seconds", type=float, default=1.0, help="measure()'s min_seconds")
     parser.add_argument("--quick", action="store_true", help="three small networks, 1 thread, short epochs")
     args = parser.parse_args(argv)
-    names = args.networks.split(",")
-    threads = [int(t) for t in args.threads.split(",")]
     if args.quick:
-        names, threads, args.epoch_seconds, args.rounds = (
-            ["tabular-mlp", "mnist-cnn", "mnist-gan"],
-            [1],
+        args.networks, args.threads, args.epoch_seconds, args.rounds = (
+            "tabular-mlp,mnist-cnn,mnist-gan",
+            "1",
             1.0,
             3,
         )
-    unknown = [n for n in names if n not in EXAMPLES]
-    if unknown:
-        parser.error(f"--networks: unknown {', '.join(unknown)}; choose from {', '.join(EXAMPLES)}")
+    names, threads = chosen_networks(parser, args)
     print(f"predicted (measure() x batches) vs one real epoch; medians over {args.rounds} alternating rounds")
     header = (
         f"{'network':<12} {'family':<6} {'examples':>8} {'batch':>5} {'thr':>3} {'s/batch':>9} "

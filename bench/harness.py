@@ -47,7 +47,8 @@ def harness_cost_per_step(seconds: float = 0.2) -> float:
     return max(0.0, (time.perf_counter() - start) / n - loop / n)
 
 
-def _timer_median(timer: benchmark.Timer, seconds: float) -> float:
+def timer_median(timer: benchmark.Timer, seconds: float) -> float:
+    """torch.utils.benchmark's timing of single calls, summarised like measure() (median of steps)."""
     times: list[float] = []
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or len(times) < 5:
@@ -73,11 +74,11 @@ def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: floa
     agree, blocked, control, overhead, measured = [], [], [], [], []
     for _ in range(rounds):
         m = measure(candidate, batch_size=batch_size, threads=threads, min_seconds=seconds, warmup=2)
-        reference = _timer_median(timer, seconds)
+        reference = timer_median(timer, seconds)
         measured.append(m["seconds_per_batch"])
         agree.append(m["seconds_per_batch"] / reference)
         blocked.append(m["seconds_per_batch"] / timer.blocked_autorange(min_run_time=seconds).median)
-        control.append(_timer_median(timer, seconds) / reference)
+        control.append(timer_median(timer, seconds) / reference)
         n = max(3, int(seconds / m["seconds_per_batch"]))
         bare = _bare(step.run, batch, n)
         start = time.perf_counter()
@@ -97,21 +98,34 @@ def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: floa
     }
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench harness", description=__doc__.split("\n")[0])
-    parser.add_argument("--networks", default=DEFAULT_NETWORKS, help=f"from {', '.join(EXAMPLES)}")
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=1.0, help="minimum seconds per timing in each round")
-    parser.add_argument("--quick", action="store_true", help="two small networks, 1 thread, 3 short rounds")
-    args = parser.parse_args(argv)
+def network_parser(
+    command: str, doc: str, *, networks: str, threads: str, rounds: int
+) -> argparse.ArgumentParser:
+    """The options `bench harness` and `bench epoch` share: which example networks, thread counts, rounds."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench {command}", description=doc.split("\n")[0])
+    parser.add_argument("--networks", default=networks, help=f"from {', '.join(EXAMPLES)}")
+    parser.add_argument("--threads", default=threads)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser
+
+
+def chosen_networks(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[list[str], list[int]]:
+    """--networks and --threads as lists; an unknown network name stops with argparse's usage error."""
     names = args.networks.split(",")
-    threads = [int(t) for t in args.threads.split(",")]
-    if args.quick:
-        names, threads, args.rounds, args.seconds = ["tabular-mlp", "mnist-cnn"], [1], 3, 0.5
     unknown = [n for n in names if n not in EXAMPLES]
     if unknown:
         parser.error(f"--networks: unknown {', '.join(unknown)}; choose from {', '.join(EXAMPLES)}")
+    return names, [int(t) for t in args.threads.split(",")]
+
+
+def main(argv: list[str]) -> int:
+    parser = network_parser("harness", __doc__ or "", networks=DEFAULT_NETWORKS, threads="1,2", rounds=4)
+    parser.add_argument("--seconds", type=float, default=1.0, help="minimum seconds per timing in each round")
+    parser.add_argument("--quick", action="store_true", help="two small networks, 1 thread, 3 short rounds")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.networks, args.threads, args.rounds, args.seconds = "tabular-mlp,mnist-cnn", "1", 3, 0.5
+    names, threads = chosen_networks(parser, args)
     print(
         f"measure() vs torch.utils.benchmark and a bare loop; medians over {args.rounds} alternating rounds"
     )

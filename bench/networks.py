@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from advisor.calibration.examples import io_fields, layer
 from bench import cnn_networks
 
 Candidate = dict[str, Any]
@@ -37,10 +38,6 @@ LSTM_HIDDEN = 512  # embedding and hidden size: gives Table 2's ~13 M parameters
 
 def _scaled(n: int, scale: float) -> int:
     return max(2, round(n * scale))
-
-
-def _layer(kind: str, **args: Any) -> dict[str, Any]:
-    return {"kind": kind, "args": args}
 
 
 def _candidate(
@@ -104,9 +101,9 @@ def fcn(name: str, hidden_layers: int, scale: float = 1.0) -> Candidate:
     layers: list[dict[str, Any]] = []
     parameters = flops = 0
     for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
-        layers.append(_layer("Linear", in_features=fan_in, out_features=fan_out))
+        layers.append(layer("Linear", in_features=fan_in, out_features=fan_out))
         if i < hidden_layers:
-            layers.append(_layer("Sigmoid"))
+            layers.append(layer("Sigmoid"))
         parameters += fan_in * fan_out + fan_out
         flops += 2 * fan_in * fan_out
     return _candidate(
@@ -116,14 +113,7 @@ def fcn(name: str, hidden_layers: int, scale: float = 1.0) -> Candidate:
         hidden_sizes=[hidden] * hidden_layers,
         parameters=parameters,
         flops=flops,
-        io={
-            "input_shape": [features],
-            "input_dtype": "float32",
-            "vocab_size": None,
-            "target": "class",
-            "outputs": features,
-            "latent_size": None,
-        },
+        io=io_fields([features], "class", features),
         definition=f"bench: DLBench FCN, {hidden_layers} x Linear({hidden}) + Sigmoid, {features} in/out",
     )
 
@@ -132,9 +122,9 @@ def lstm(name: str, steps: int, scale: float = 1.0) -> Candidate:
     """Embedding(10000, 512) -> 2-layer LSTM(512) -> Linear(512, 10000) at every step, `steps` tokens."""
     vocab, hidden = _scaled(LSTM_VOCAB, scale), _scaled(LSTM_HIDDEN, scale)
     layers = [
-        _layer("Embedding", num_embeddings=vocab, embedding_dim=hidden),
-        _layer("LSTM", input_size=hidden, hidden_size=hidden, num_layers=2, batch_first=True),
-        _layer("Linear", in_features=hidden, out_features=vocab),
+        layer("Embedding", num_embeddings=vocab, embedding_dim=hidden),
+        layer("LSTM", input_size=hidden, hidden_size=hidden, num_layers=2, batch_first=True),
+        layer("Linear", in_features=hidden, out_features=vocab),
     ]
     # per LSTM layer: weight_ih [4h, in], weight_hh [4h, h], two biases [4h]
     lstm_parameters = 2 * (4 * hidden * (hidden + hidden) + 8 * hidden)
@@ -148,14 +138,7 @@ def lstm(name: str, steps: int, scale: float = 1.0) -> Candidate:
         hidden_sizes=[hidden, hidden],
         parameters=parameters,
         flops=flops,
-        io={
-            "input_shape": [steps],
-            "input_dtype": "int64",
-            "vocab_size": vocab,
-            "target": "class_per_step",
-            "outputs": vocab,
-            "latent_size": None,
-        },
+        io=io_fields([steps], "class_per_step", vocab, input_dtype="int64", vocab_size=vocab),
         definition=f"bench: Embedding({vocab}, {hidden}), LSTM({hidden}) x 2, Linear({vocab}) per step",
     )
 

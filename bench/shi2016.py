@@ -92,15 +92,17 @@ def devices(choice: str) -> list[str]:
     raise SystemExit(f"--device {choice}: not one of cpu, cuda, all, {', '.join(gpus) or '(no GPUs)'}")
 
 
-def reexec_with_allocator(choice: str, argv: list[str]) -> None:
-    """Restart this process under the harness's allocator set-up unless it already runs under it."""
+def reexec_with_allocator(choice: str, argv: list[str], bench: str | None = "shi2016") -> None:
+    """Restart this process under the harness's allocator set-up unless it already runs under it; `argv`
+    follows `python -m bench <bench>` (bench=None: argv starts with the benchmark's name)."""
     if choice == "inherit":
         return
     from advisor.calibration.allocator import child_environment, current_allocator
 
     if current_allocator() == choice:
         return
-    os.execve(sys.executable, [sys.executable, "-m", "bench", "shi2016", *argv], child_environment(choice))
+    name = [bench] if bench else []
+    os.execve(sys.executable, [sys.executable, "-m", "bench", *name, *argv], child_environment(choice))
 
 
 class Progress:

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import psutil
 import pytest
@@ -76,6 +76,7 @@ def worker_env() -> dict[str, str]:
     """The environment a worker process needs to share this test run's database and broker."""
     db = settings.DATABASES["default"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "WORKER_HEARTBEAT_SECONDS": "0.5"}
+    env["WORKER_PROFILE_DEVICES"] = "0"  # 25 s per start; tests/calibration/test_profile.py profiles
     env["ADVISOR_VAR_DIR"] = str(settings.VAR_DIR)
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
     if db["ENGINE"].endswith("sqlite3"):
@@ -85,10 +86,24 @@ def worker_env() -> dict[str, str]:
     return env
 
 
+def spawn(argv: list[str], log: IO[bytes], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A server process of this repository on the test run's database and broker (`env` over it), its output
+    in `log`, in a session of its own so that os.killpg stops it with its children."""
+    return subprocess.Popen(
+        argv,
+        cwd=REPO,
+        env={**worker_env(), **(env or {})},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
 class WorkerProcess:
     """A real `manage.py worker` process on a host name of its own, so its queue is this test's alone."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, env: dict[str, str] | None = None) -> None:
+        self.env = env or {}  # over worker_env()
         self.host = f"pytest-{uuid.uuid4().hex[:8]}"
         self.device_id = f"{self.host}-cpu0"
         self.log_path = log_dir / f"worker-{self.host}.log"
@@ -97,25 +112,8 @@ class WorkerProcess:
     def start(self, timeout: float = 60.0) -> None:
         from advisor.models import Device
 
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "manage.py",
-                "worker",
-                "--device",
-                "cpu",
-                "--host",
-                self.host,
-                "--loglevel",
-                "INFO",
-            ],
-            cwd=REPO,
-            env=worker_env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        argv = [sys.executable, "manage.py", "worker", "--device", "cpu", "--host", self.host]
+        self.proc = spawn([*argv, "--loglevel", "INFO"], self.log_path.open("ab"), self.env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from advisor.api.policies import MAX_ID
@@ -15,8 +16,21 @@ from advisor.services import MAX_BATCH_SIZE
 _MAX_SECONDS_FIELD = 2**31 - 1
 
 
+class _Restart(serializers.Serializer[dict[str, Any]]):
+    count = serializers.IntegerField(help_text="restarts since `manage.py serve` started")
+    reason = serializers.CharField(help_text="how the previous worker ended, e.g. killed by SIGKILL")
+    at = serializers.DateTimeField()
+
+
 class DeviceSerializer(serializers.ModelSerializer[Device]):
     online = serializers.BooleanField(read_only=True)
+    restart = serializers.SerializerMethodField()
+
+    @extend_schema_field(_Restart(allow_null=True))
+    def get_restart(self, device: Device) -> dict[str, Any] | None:
+        """Set when the device's worker was restarted by a supervisor (`manage.py serve`), else null."""
+        restart = device.details.get("restart") if isinstance(device.details, dict) else None
+        return restart if isinstance(restart, dict) else None
 
     class Meta:
         model = Device
@@ -32,6 +46,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
             "queue",
             "online",
             "last_seen",
+            "restart",
         ]
 
 

@@ -66,6 +66,22 @@ class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
             raise serializers.ValidationError(exc.errors) from None
 
 
+class RecommendationRequestSerializer(TaskSpecSerializer):
+    """POST recommendations/: a TaskSpec, and optionally the device whose profile times it."""
+
+    device = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="a device's id (GET devices/): estimates come from its profile (basis profiled) when it "
+        "has one, else from the catalog",
+    )
+
+    def run_validation(self, data: Any = empty) -> dict[str, Any]:
+        if isinstance(data, dict) and "device" in data:
+            data = {k: v for k, v in data.items() if k != "device"}
+        return super().run_validation(data)
+
+
 class _Layer(serializers.Serializer[dict[str, Any]]):
     kind = serializers.CharField(help_text="a torch.nn class name, or RBM, Reshape, LastStep")
     args = serializers.DictField(help_text="the constructor's keyword arguments")
@@ -81,7 +97,15 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     seconds_per_batch = serializers.FloatField()
     seconds_per_epoch = serializers.FloatField()
     seconds_to_train = serializers.FloatField()
-    basis = serializers.ChoiceField(["analytic", "measured"])
+    basis = serializers.ChoiceField(
+        ["catalog", "profiled", "predicted", "measured", "analytic"],
+        help_text="catalog: the catalog's peaks (hardware not profiled); profiled: the device's measured "
+        "rates; predicted: the profile corrected by the model learned from calibrations; measured: a "
+        "calibration; analytic: the catalog path in recommendations made before profiles",
+    )
+    expected_error = serializers.FloatField(
+        required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
+    )
 
 
 class _Candidate(serializers.Serializer[dict[str, Any]]):
@@ -108,6 +132,11 @@ class _Plan(serializers.Serializer[dict[str, Any]]):
     reasons = _Reason(many=True)
 
 
+class _Warning(serializers.Serializer[dict[str, Any]]):
+    field = serializers.CharField(help_text="the TaskSpec's dotted path, e.g. hardware.ram_gb")
+    message = serializers.CharField()
+
+
 class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
     """The engine's answer as stored, with measured estimates merged in (services.recommendation_payload);
     used for the schema only: the payload is already the contract's JSON."""
@@ -118,3 +147,6 @@ class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
     hardware_plan = _Plan()
     dataflow = serializers.DictField()
     reasons = _Reason(many=True)
+    warnings = _Warning(
+        many=True, help_text="hardware or targets that contradict themselves (advice still follows them)"
+    )

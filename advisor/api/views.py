@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from advisor import engine, services
+from advisor import engine, profiles, services
 from advisor.accounts import signed_in
 from advisor.api.policies import CalibrationThrottle
 from advisor.api.serializers import (
@@ -26,7 +26,7 @@ from advisor.api.serializers import (
     ErrorSerializer,
     GpuSerializer,
 )
-from advisor.api.spec import RecommendationSerializer, TaskSpecSerializer
+from advisor.api.spec import RecommendationRequestSerializer, RecommendationSerializer
 from advisor.models import CalibrationJob, Device, Recommendation
 
 FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
@@ -52,19 +52,28 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _O
     def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs:
             # OPTIONS (DRF's metadata) asks for an empty serializer to describe what POST accepts: a TaskSpec.
-            return TaskSpecSerializer()
+            return RecommendationRequestSerializer()
         return _Payload(*args, **kwargs)
 
     @extend_schema(
-        request=TaskSpecSerializer,
+        request=RecommendationRequestSerializer,
         responses={201: RecommendationSerializer, 400: FIELD_ERRORS},
         summary="Recommend a network for a TaskSpec",
     )
     def create(self, request: Request) -> Response:
-        spec = TaskSpecSerializer(data=request.data)
+        spec = RecommendationRequestSerializer(data=request.data)
         spec.is_valid(raise_exception=True)
+        device = None
+        asked = request.data.get("device") if isinstance(request.data, dict) else None
+        if asked is not None:
+            if not isinstance(asked, str) or not asked:
+                raise ValidationError({"device": ["must be a device's id (GET devices/)"]})
+            try:
+                device = profiles.resolve(asked, shorthand=False)
+            except profiles.UnknownDevice as exc:
+                return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         try:
-            rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data)
+            rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data, device=device)
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         return Response(

@@ -7,17 +7,19 @@ sizes: 26,752 inputs and outputs, three hidden layers of 2048 sigmoid units).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 Candidate = dict[str, Any]
 
 
-def _layer(kind: str, **args: Any) -> dict[str, Any]:
+def layer(kind: str, **args: Any) -> dict[str, Any]:
+    """One layer of a network in the candidate format (tests' hand-written candidates use it too)."""
     return {"kind": kind, "args": args}
 
 
-def _io(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dict[str, Any]:
+def io_fields(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dict[str, Any]:
     io: dict[str, Any] = {
         "input_shape": shape,
         "input_dtype": "float32",
@@ -28,6 +30,25 @@ def _io(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dic
     }
     io.update(extra)
     return io
+
+
+def _candidate(
+    family: str, networks: dict[str, list[dict[str, Any]]], io: dict[str, Any], loss: str
+) -> Candidate:
+    return {"family": family, "networks": networks, "io": io, "training": _training(64, loss)}
+
+
+def dense_layers(
+    sizes: list[int], activation: str, *, flatten: bool = False, last: str | None = None
+) -> list[Any]:
+    """Linear layers through `sizes` with `activation` between them (optionally after a Flatten and
+    followed by a `last` activation): the stacks of the MLP, autoencoder, GAN and FCN-5 examples and of
+    the tests' hand-written candidates."""
+    layers = [layer("Flatten")] if flatten else []
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(sizes)):
+        layers += [layer(activation)] if i else []
+        layers.append(layer("Linear", in_features=fan_in, out_features=fan_out))
+    return layers + ([layer(last)] if last else [])
 
 
 def _training(batch: int, loss: str) -> dict[str, Any]:
@@ -43,129 +64,70 @@ def _training(batch: int, loss: str) -> dict[str, Any]:
 
 
 def tabular_mlp() -> Candidate:
-    dense = [
-        _layer("Linear", in_features=64, out_features=128),
-        _layer("ReLU"),
-        _layer("Linear", in_features=128, out_features=10),
-    ]
-    return {
-        "family": "ffn",
-        "networks": {"model": dense},
-        "io": _io([64], "class", 10),
-        "training": _training(64, "cross_entropy"),
-    }
+    dense = dense_layers([64, 128, 10], "ReLU")
+    return _candidate("ffn", {"model": dense}, io_fields([64], "class", 10), "cross_entropy")
 
 
 def mnist_mlp() -> Candidate:
-    dense = [
-        _layer("Flatten"),
-        _layer("Linear", in_features=784, out_features=512),
-        _layer("Sigmoid"),
-        _layer("Linear", in_features=512, out_features=10),
-    ]
-    return {
-        "family": "ffn",
-        "networks": {"model": dense},
-        "io": _io([1, 28, 28], "class", 10),
-        "training": _training(64, "cross_entropy"),
-    }
+    dense = dense_layers([784, 512, 10], "Sigmoid", flatten=True)
+    return _candidate("ffn", {"model": dense}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
 def mnist_cnn() -> Candidate:
     conv = [
-        _layer("Conv2d", in_channels=1, out_channels=16, kernel_size=3, padding=1),
-        _layer("ReLU"),
-        _layer("MaxPool2d", kernel_size=2),
-        _layer("Conv2d", in_channels=16, out_channels=32, kernel_size=3, padding=1),
-        _layer("ReLU"),
-        _layer("MaxPool2d", kernel_size=2),
-        _layer("Flatten"),
-        _layer("Linear", in_features=32 * 7 * 7, out_features=10),
+        layer("Conv2d", in_channels=1, out_channels=16, kernel_size=3, padding=1),
+        layer("ReLU"),
+        layer("MaxPool2d", kernel_size=2),
+        layer("Conv2d", in_channels=16, out_channels=32, kernel_size=3, padding=1),
+        layer("ReLU"),
+        layer("MaxPool2d", kernel_size=2),
+        layer("Flatten"),
+        layer("Linear", in_features=32 * 7 * 7, out_features=10),
     ]
-    return {
-        "family": "cnn",
-        "networks": {"model": conv},
-        "io": _io([1, 28, 28], "class", 10),
-        "training": _training(64, "cross_entropy"),
-    }
+    return _candidate("cnn", {"model": conv}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
 def text_lstm() -> Candidate:
     layers = [
-        _layer("Embedding", num_embeddings=2000, embedding_dim=64),
-        _layer("LSTM", input_size=64, hidden_size=128, num_layers=1, batch_first=True),
-        _layer("LastStep"),
-        _layer("Linear", in_features=128, out_features=5),
+        layer("Embedding", num_embeddings=2000, embedding_dim=64),
+        layer("LSTM", input_size=64, hidden_size=128, num_layers=1, batch_first=True),
+        layer("LastStep"),
+        layer("Linear", in_features=128, out_features=5),
     ]
-    return {
-        "family": "lstm",
-        "networks": {"model": layers},
-        "io": _io([32], "class", 5, input_dtype="int64", vocab_size=2000),
-        "training": _training(64, "cross_entropy"),
-    }
+    return _candidate(
+        "lstm",
+        {"model": layers},
+        io_fields([32], "class", 5, input_dtype="int64", vocab_size=2000),
+        "cross_entropy",
+    )
 
 
 def mnist_ae() -> Candidate:
-    layers = [
-        _layer("Flatten"),
-        _layer("Linear", in_features=784, out_features=64),
-        _layer("ReLU"),
-        _layer("Linear", in_features=64, out_features=784),
-        _layer("Sigmoid"),
-    ]
-    return {
-        "family": "ae",
-        "networks": {"model": layers},
-        "io": _io([1, 28, 28], "input", None),
-        "training": _training(64, "bce"),
-    }
+    layers = dense_layers([784, 64, 784], "ReLU", flatten=True, last="Sigmoid")
+    return _candidate("ae", {"model": layers}, io_fields([1, 28, 28], "input", None), "bce")
 
 
 def mnist_gan() -> Candidate:
-    gen = [
-        _layer("Linear", in_features=32, out_features=256),
-        _layer("ReLU"),
-        _layer("Linear", in_features=256, out_features=784),
-        _layer("Sigmoid"),
-        _layer("Reshape", shape=[1, 28, 28]),
-    ]
-    disc = [
-        _layer("Flatten"),
-        _layer("Linear", in_features=784, out_features=256),
-        _layer("LeakyReLU"),
-        _layer("Linear", in_features=256, out_features=1),
-    ]
-    return {
-        "family": "gan",
-        "networks": {"generator": gen, "discriminator": disc},
-        "io": _io([1, 28, 28], "none", None, latent_size=32),
-        "training": _training(64, "gan"),
-    }
+    gen = [*dense_layers([32, 256, 784], "ReLU", last="Sigmoid"), layer("Reshape", shape=[1, 28, 28])]
+    disc = dense_layers([784, 256, 1], "LeakyReLU", flatten=True)
+    return _candidate(
+        "gan",
+        {"generator": gen, "discriminator": disc},
+        io_fields([1, 28, 28], "none", None, latent_size=32),
+        "gan",
+    )
 
 
 def mnist_rbm() -> Candidate:
-    return {
-        "family": "rbm",
-        "networks": {"model": [_layer("RBM", visible=784, hidden=256)]},
-        "io": _io([784], "none", None),
-        "training": _training(64, "cd1"),
-    }
+    return _candidate(
+        "rbm", {"model": [layer("RBM", visible=784, hidden=256)]}, io_fields([784], "none", None), "cd1"
+    )
 
 
 def fcn5() -> Candidate:
     width, io_size = 2048, 26752
-    layers: list[dict[str, Any]] = []
-    previous = io_size
-    for _ in range(3):
-        layers += [_layer("Linear", in_features=previous, out_features=width), _layer("Sigmoid")]
-        previous = width
-    layers.append(_layer("Linear", in_features=width, out_features=io_size))
-    return {
-        "family": "ffn",
-        "networks": {"model": layers},
-        "io": _io([io_size], "class", io_size),
-        "training": _training(64, "cross_entropy"),
-    }
+    layers = dense_layers([io_size, width, width, width, io_size], "Sigmoid")
+    return _candidate("ffn", {"model": layers}, io_fields([io_size], "class", io_size), "cross_entropy")
 
 
 EXAMPLES: dict[str, Callable[[], Candidate]] = {

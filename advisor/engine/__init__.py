@@ -5,6 +5,7 @@ SpecError(.errors: {dotted.path: [messages]})         gpu_catalog() -> [GPU dict
 rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batch_size=) -> memory_bytes
 estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
+follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, stora
 from advisor.engine.errors import SpecError
 from advisor.engine.measured import estimate_for, measured_estimate
 from advisor.engine.memory import memory_for
+from advisor.engine.plan import follow_measurement
 from advisor.engine.recommend import recommend
 from advisor.engine.rules import RULES, rules
 from advisor.engine.spec import normalise
@@ -22,6 +24,7 @@ __all__ = [
     "SpecError",
     "cpu_catalog",
     "estimate_for",
+    "follow_measurement",
     "gpu_catalog",
     "link_catalog",
     "measured_estimate",

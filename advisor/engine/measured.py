@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.estimate import assemble
+from advisor.engine.estimate import MEASURED_ERROR, assemble
 from advisor.engine.recommend import analytic, data_parallel_devices
 
 
@@ -22,11 +22,24 @@ def _check_batch(batch_size: int) -> None:
 
 
 def estimate_for(recommendation: dict[str, Any], candidate_index: int, *, batch_size: int) -> dict[str, Any]:
-    """The candidate's analytic estimate at another mini-batch size, under the recommendation's plan."""
+    """The candidate's estimate at another mini-batch size, under the recommendation's plan and from the
+    same device profile when it had one."""
     _check_batch(batch_size)
     candidate = _candidate(recommendation, candidate_index)
     io = recommendation["dataflow"].get("io_seconds_per_epoch", 0.0)
-    return analytic(candidate, recommendation["spec"], recommendation["hardware_plan"], io, batch_size)
+    stored = recommendation.get("device_profile")
+    profile = None
+    if stored:
+        profile = {k: v for k, v in stored.items() if k != "device"}
+    return analytic(
+        candidate,
+        recommendation["spec"],
+        recommendation["hardware_plan"],
+        io,
+        batch_size,
+        profile=profile,  # type: ignore[arg-type]  # stored as JSON: the DeviceProfile keys less "device"
+        device=stored.get("device") if stored else None,
+    )
 
 
 def measured_estimate(
@@ -48,6 +61,7 @@ def measured_estimate(
         io_seconds_per_epoch=recommendation["dataflow"].get("io_seconds_per_epoch", 0.0),
         basis="measured",
     )
+    result["expected_error"] = MEASURED_ERROR
     result["analytic"] = analytic_estimate
     predicted = analytic_estimate["seconds_per_batch"]
     result["error_vs_analytic"] = (predicted - seconds_per_batch) / seconds_per_batch

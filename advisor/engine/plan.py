@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.engine import catalog
+from advisor.engine.costmodel import step_cost
 from advisor.engine.dataflow import GB, GPU_USABLE, size_text
+from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
 
 SYNC_LIMIT = 40  # W §III-H-2: synchronous "until a large amount of over 40 GPUs"
@@ -207,3 +209,51 @@ def _mixed_precision(entry: dict[str, Any]) -> dict[str, Any]:
         f"{entry['fp32_tflops']:g} in FP32: train in mixed precision (torch.autocast). The estimates here "
         "assume FP32.",
     )
+
+
+def profiled_threads(
+    spec: dict[str, Any], plan: dict[str, Any], first: dict[str, Any], profile: DeviceProfile, device: str
+) -> None:
+    """Threads from the device's profile: the count the cost model predicts fastest for the first candidate,
+    which for a small network is fewer than the cores (thread hand-offs cost more than they share)."""
+    cores = int(spec["hardware"]["cpu_cores"])
+    batch = int(first["training"]["batch_size"])
+    times = {
+        t: step_cost(first, batch_size=batch, threads=t, profile=profile).seconds
+        for t in thread_counts(profile)
+        if t <= cores
+    }
+    if not times:
+        return
+    best = min(times, key=times.__getitem__)
+    plan["threads"] = best
+    shown = ", ".join(f"{seconds * 1e3:,.3g} ms at {t}" for t, seconds in sorted(times.items()))
+    text = (
+        f"Train with {best} thread{'s' if best > 1 else ''}: the profile of {device} predicts {shown} per "
+        "step"
+        + (
+            f" (fewer threads than your {cores} cores: this network is too small to share)."
+            if best < cores
+            else "."
+        )
+    )
+    plan["reasons"] = [
+        reason("cpu.threads.physical", text) if r["rule"] == "cpu.threads.physical" else r
+        for r in plan["reasons"]
+    ]
+
+
+def follow_measurement(plan: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The plan after a calibration of the first candidate: where the thread count it measured fastest is not
+    the plan's, the plan takes the measured one and says why (a measurement outranks any model)."""
+    at = measured.get("measured_at") or {}
+    threads = at.get("threads")
+    if plan.get("device") != "cpu" or not threads or threads == plan.get("threads"):
+        return plan
+    job = measured.get("calibration")
+    text = (
+        f"Train with {threads} thread{'s' if threads > 1 else ''}: calibration #{job} measured that fastest "
+        f"at batch {at.get('batch_size')}, where the plan had said {plan['threads']}."
+    )
+    reasons = [r for r in plan["reasons"] if r["rule"] != "cpu.threads.physical"]
+    return {**plan, "threads": threads, "reasons": [*reasons, reason("cpu.threads.physical", text)]}

@@ -4,20 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine import catalog, choice
+from advisor.engine import catalog, choice, plausibility
 from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
+from advisor.engine.costmodel import step_cost
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
-from advisor.engine.estimate import assemble, device_for, layer_count, seconds_per_batch
+from advisor.engine.estimate import (
+    CATALOG_ERROR,
+    PROFILED_ERROR,
+    assemble,
+    device_for,
+    layer_count,
+    seconds_per_batch,
+)
+from advisor.engine.learned import Correction
 from advisor.engine.memory import memory_for
-from advisor.engine.plan import gpu_memory_bytes, make_plan
+from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
+from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
 from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
 
 
-def recommend(spec: Any) -> dict[str, Any]:
-    """The contract's Recommendation without `id`; raises SpecError for bad input."""
+def recommend(
+    spec: Any,
+    *,
+    profile: DeviceProfile | None = None,
+    device: str | None = None,
+    correction: Correction | None = None,
+) -> dict[str, Any]:
+    """The contract's Recommendation without `id`; raises SpecError for bad input. With the `profile` of
+    `device` (a Device id), times on that kind of device come from the cost model (basis "profiled"), and
+    with the device's learned `correction` from the corrected model (basis "predicted")."""
     clean = normalise(spec)
     drafts, reasons = choice.drafts(clean)
     candidates = [to_candidate(draft, clean) for draft in drafts]
@@ -41,25 +59,48 @@ def recommend(spec: Any) -> dict[str, Any]:
             "seconds_to_train"
         ],
     )
+    if profile is not None and profile["kind"] == "cpu" and plan["device"] == "cpu":
+        profiled_threads(clean, plan, first, profile, device or profile["processor"])
     training_per_gpu = first["memory_bytes"]["total"] // max(
         1, plan["gpus"] if plan["parallelism"] == "model" else 1
     )
     flow = dataflow(clean, plan, training_per_gpu)
     for candidate, size in zip(candidates, layers, strict=True):
-        candidate["estimate"] = analytic(candidate, clean, plan, flow["io_seconds_per_epoch"], layers=size)
+        candidate["estimate"] = analytic(
+            candidate,
+            clean,
+            plan,
+            flow["io_seconds_per_epoch"],
+            layers=size,
+            profile=profile,
+            device=device,
+            correction=correction,
+        )
     finish(flow, first["estimate"]["compute_seconds_per_epoch"])
     missed = budget_reason(
         clean, plan, first, lambda s, p: analytic(first, s, p, 0.0, layers=layers[0])["seconds_to_train"]
     )
     if missed is not None:
         plan["reasons"].append(missed)
-    return {
+    result: dict[str, Any] = {
         "spec": clean,
         "candidates": candidates,
         "hardware_plan": plan,
         "dataflow": flow,
         "reasons": reasons,
+        "warnings": plausibility.warnings(clean, first, plan),
     }
+    if profile is not None:
+        # kept so that an estimate at another batch (measured.estimate_for) uses the same device's rates
+        result["device_profile"] = {"device": device, **dict(profile)}
+    return result
+
+
+def _uses(profile: DeviceProfile | None, plan: dict[str, Any]) -> bool:
+    """A profile speaks for the plan's device: a CPU profile for CPU training, a GPU's for one GPU."""
+    if profile is None:
+        return False
+    return bool((profile["kind"] == "cpu") == (plan["device"] == "cpu"))
 
 
 def data_parallel_devices(plan: dict[str, Any]) -> int:
@@ -76,19 +117,34 @@ def analytic(
     batch_size: int | None = None,
     *,
     layers: int | None = None,
+    profile: DeviceProfile | None = None,
+    device: str | None = None,
+    correction: Correction | None = None,
 ) -> dict[str, Any]:
-    """The candidate's analytic estimate under `plan` at `batch_size` (default: its training batch)."""
+    """The candidate's estimate under `plan` at `batch_size` (default: its training batch): from the device's
+    profile where it speaks for the plan's device (basis "profiled"), else from the catalog's peaks."""
     batch = batch_size or candidate["training"]["batch_size"]
-    device = device_for(spec, plan)
-    per_batch = seconds_per_batch(
-        family=candidate["family"],
-        flops=candidate["flops_per_example"],
-        parameters=candidate["parameters"],
-        activations=candidate["activations_per_example"],
-        layers=layer_count(candidate["networks"]) if layers is None else layers,
-        batch_size=batch,
-        device=device,
-    )
+    catalog_device = device_for(spec, plan)
+    if profile is not None and _uses(profile, plan):
+        threads = int(plan["threads"]) if plan["device"] == "cpu" else 1
+        name = device or profile["processor"]
+        if correction is not None:
+            per_batch = correction.seconds(candidate, batch, threads, profile)
+            basis, error = "predicted", correction.expected_error
+        else:
+            per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+            basis, error = "profiled", PROFILED_ERROR
+    else:
+        per_batch = seconds_per_batch(
+            family=candidate["family"],
+            flops=candidate["flops_per_example"],
+            parameters=candidate["parameters"],
+            activations=candidate["activations_per_example"],
+            layers=layer_count(candidate["networks"]) if layers is None else layers,
+            batch_size=batch,
+            device=catalog_device,
+        )
+        basis, error, name = "catalog", CATALOG_ERROR, catalog_device.name
     result = assemble(
         per_batch=per_batch,
         batch_size=batch,
@@ -96,9 +152,10 @@ def analytic(
         epochs=candidate["training"]["epochs"],
         devices=data_parallel_devices(plan),
         io_seconds_per_epoch=io_seconds_per_epoch,
-        basis="analytic",
+        basis=basis,
     )
-    result["device"] = device.name
+    result["expected_error"] = error
+    result["device"] = name
     return result
 
 

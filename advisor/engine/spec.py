@@ -57,30 +57,32 @@ def _is_number(value: Any) -> bool:
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
-def _int(err: _Errors, path: str, value: Any, low: int, high: int) -> int | None:
-    if not _is_int(value):
-        err.add(path, f"must be a whole number, not {_show(value)}")
-        return None
-    if value < low:
-        err.add(path, f"must be at least {low}, not {value}")
-        return None
+def _in_bounds(
+    err: _Errors, path: str, value: Any, low: float, high: float, *, whole: bool, low_open: bool
+) -> bool:
+    """Whether `value` is a (whole) number in [low, high] ((low, high] where `low_open`); else says why."""
+    if not (_is_int(value) if whole else _is_number(value)):
+        err.add(path, f"must be {'a whole number' if whole else 'a number'}, not {_show(value)}")
+        return False
+    low_format, high_format = ("d", ",") if whole else ("g", "g")
+    if value < low or (low_open and value == low):
+        err.add(
+            path,
+            f"must be {'above' if low_open else 'at least'} {low:{low_format}}, not {value:{low_format}}",
+        )
+        return False
     if value > high:
-        err.add(path, f"must be at most {high:,}, not {value:,}")
-        return None
-    return int(value)
+        err.add(path, f"must be at most {high:{high_format}}, not {value:{high_format}}")
+        return False
+    return True
+
+
+def _int(err: _Errors, path: str, value: Any, low: int, high: int) -> int | None:
+    return int(value) if _in_bounds(err, path, value, low, high, whole=True, low_open=False) else None
 
 
 def _number(err: _Errors, path: str, value: Any, low: float, high: float, *, low_open: bool) -> float | None:
-    if not _is_number(value):
-        err.add(path, f"must be a number, not {_show(value)}")
-        return None
-    if (low_open and value <= low) or (not low_open and value < low):
-        err.add(path, f"must be {'above' if low_open else 'at least'} {low:g}, not {value:g}")
-        return None
-    if value > high:
-        err.add(path, f"must be at most {high:g}, not {value:g}")
-        return None
-    return float(value)
+    return float(value) if _in_bounds(err, path, value, low, high, whole=False, low_open=low_open) else None
 
 
 def _choice(err: _Errors, path: str, value: Any, allowed: tuple[str, ...]) -> str | None:

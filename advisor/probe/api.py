@@ -51,7 +51,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
 
     @extend_schema(
         request={"multipart/form-data": SampleUploadSerializer, "application/json": SampleUploadSerializer},
-        responses={201: SampleSerializer, 400: FIELD_ERRORS},
+        responses={201: SampleSerializer, 400: FIELD_ERRORS, 507: FIELD_ERRORS},
         summary="Upload a data sample (or keep a copy of a bundled demo data set)",
     )
     def create(self, request: Request) -> Response:
@@ -73,7 +73,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
                 recommendation=rec,
             )
         except SampleError as exc:
-            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+            return Response(exc.errors, status=exc.status)  # 400, or 507 when the disk is full
         return Response(
             SampleSerializer(sample).data,
             status=status.HTTP_201_CREATED,

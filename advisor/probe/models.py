@@ -9,10 +9,10 @@ from django.conf import settings
 from django.db import models
 
 from advisor.contract import Candidate
-from advisor.models import Device, DeviceJob, Recommendation
+from advisor.models import Device, DeviceJob, OwnedRecord, Recommendation
 
 
-class DataSample(models.Model):
+class DataSample(OwnedRecord):
     FORMATS = [(f, f) for f in ("csv", "npz", "npy", "zip", "demo")]
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="samples")
@@ -28,11 +28,6 @@ class DataSample(models.Model):
     label_kind = models.CharField(max_length=8)  # "class", "value" or "none"
     outputs = models.PositiveIntegerField(null=True, blank=True)
     info = models.JSONField(default=dict, blank=True)  # classes, class counts
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.examples} examples)"

@@ -50,7 +50,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         for role, index in roles.items()
         if index is not None
     }
-    spe = {role: services.seconds_per_epoch(rec, index) for role, index in roles.items()}
+    spe = {role: services.seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
     target = (rec.spec.get("target") or {}).get("accuracy")
     return ProbePlan(
         sample_path=str(job.sample.file),

@@ -3,6 +3,7 @@ and the Celery task call these; they do all the writes."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 
+from advisor import profiles
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
 from advisor.jobs import JobKind, JobRefused, cancel, queue
@@ -83,7 +85,14 @@ def create_sample(
             raise SampleError(errors)
     rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
     path = conf.samples_root() / rel
-    size = samples.save(sample, path)
+    try:
+        size = samples.save(sample, path)  # atomic: a failed write leaves no partial file
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise samples.StorageFull(
+                {"file": ["the server's sample storage is full, so the sample was not kept; try again later"]}
+            ) from exc
+        raise
     try:
         return DataSample.objects.create(
             owner=owner,
@@ -200,12 +209,18 @@ def cancel_probe(*, job: ProbeJob) -> ProbeJob:
     return cancel(PROBES, job)
 
 
-def seconds_per_epoch(rec: Recommendation, index: int | None) -> dict[str, Any] | None:
-    """The candidate's time per epoch, measured where a calibration finished, else analytic."""
+def seconds_per_epoch(
+    rec: Recommendation, index: int | None, device: Device | None = None
+) -> dict[str, Any] | None:
+    """The candidate's time per epoch: measured where a calibration finished, else from the profile of the
+    device the probe runs on (issue 12: never the catalog's figure where a profile exists), else the
+    recommendation's own estimate."""
     if index is None:
         return None
     candidates = core.recommendation_payload(rec)["candidates"]
     estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
+    if estimate.get("basis") in ("catalog", "analytic") and device is not None and device.profile:
+        estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
     if estimate.get("seconds_per_epoch") is None:
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}

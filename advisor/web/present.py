@@ -232,6 +232,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "batch_size": estimate.get("batch_size"),
         "calibration": estimate.get("calibration"),
         "measured_at": estimate.get("measured_at"),
+        "error": estimate.get("expected_error"),
+        "device": estimate.get("device"),
         "analytic_to_train": None,
         "ratio": None,
     }

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from advisor import engine, queries, services
+from advisor import engine, profiles, queries, services
 from advisor.accounts import signed_in
 from advisor.models import Device
 from advisor.web.auth import HtmxHttpRequest, login_required
@@ -73,7 +73,9 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
     if go == "recommend":
         if not errors:
             try:
-                rec = services.advise(owner=signed_in(request.user), spec=form.to_spec())
+                spec = form.to_spec()
+                timed_on = profiles.preselected(devices, spec)
+                rec = services.advise(owner=signed_in(request.user), spec=spec, device=timed_on)
             except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
                 errors = form.field_errors(exc.errors)
             else:
@@ -159,7 +161,7 @@ def _context(
         "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
         "devices": devices,
         "catalog_cpus": list(CATALOG_CPUS.values()),
-        "preview": _preview(spec) if spec is not None else None,
+        "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
         # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
         "error_steps": [
@@ -171,10 +173,11 @@ def _context(
     }
 
 
-def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's first candidate for the spec so far; None while the spec is not yet valid."""
+def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | None:
+    """The engine's first candidate for the spec so far, timed from the preselected device's profile; None
+    while the spec is not yet valid."""
     try:
-        result = engine.recommend(spec)
+        result = profiles.recommend(spec, device)
     except engine.SpecError:
         return None
     first = result["candidates"][0]
@@ -183,6 +186,7 @@ def _preview(spec: dict[str, Any]) -> dict[str, Any] | None:
     view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
     view["summary"] = spec_summary(result["spec"])
+    view["warnings"] = result["warnings"]
     return view
 
 

@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 
 from advisor import services, workers
 from advisor.models import Device, Recommendation
-from tests.conftest import REPO, need, worker_env
+from tests.conftest import need, spawn
 
 REDIS_SERVER = "/usr/bin/redis-server"
 
@@ -164,23 +164,8 @@ def live_server_url(tmp_path: Path) -> Iterator[str]:
     """gunicorn, the production server, on the test database (committed rows are visible to it)."""
     port = free_port()
     log = (tmp_path / "gunicorn.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "advisor.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-            "--timeout",
-            "60",
-        ],
-        cwd=REPO,
-        env=worker_env(),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    proc = spawn([gunicorn, "advisor.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2", "--timeout", "60"], log)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -78,9 +78,12 @@ def test_it_documents_the_error_answers_and_the_idempotency_header() -> None:
 
 
 def test_it_documents_the_taskspec_with_the_engines_vocabularies() -> None:
-    components = _schema()["components"]["schemas"]
-    spec = components["TaskSpecRequest"]
+    schema = _schema()
+    components = schema["components"]["schemas"]
+    body = schema["paths"]["/api/v1/recommendations/"]["post"]["requestBody"]["content"]["application/json"]
+    spec = components[body["schema"]["$ref"].rsplit("/", 1)[-1]]
     assert set(spec["required"]) == {"task", "data", "hardware"}
+    assert "device" in spec["properties"]  # optional: the device whose profile times the answer
     enums = {tuple(c.get("enum", ())) for c in components.values()}
     assert tuple(engine.spec.TASKS) in enums and tuple(engine.spec.STORAGES) in enums
 

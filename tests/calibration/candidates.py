@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.calibration.examples import dense_layers, layer
+from advisor.calibration.examples import io_fields as _io
 
-def L(kind: str, **args: Any) -> dict[str, Any]:
-    return {"kind": kind, "args": args}
+L = layer
 
 
 def _training(loss: str, batch: int = 16, init_scale: float | None = 0.1) -> dict[str, Any]:
@@ -20,54 +21,38 @@ def _training(loss: str, batch: int = 16, init_scale: float | None = 0.1) -> dic
     }
 
 
-def _io(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dict[str, Any]:
-    io: dict[str, Any] = {
-        "input_shape": shape,
-        "input_dtype": "float32",
-        "vocab_size": None,
-        "target": target,
-        "outputs": outputs,
-        "latent_size": None,
-    }
-    io.update(extra)
-    return io
+def _candidate(family: str, networks: dict[str, Any], io: dict[str, Any], loss: str) -> dict[str, Any]:
+    return {"family": family, "networks": networks, "io": io, "training": _training(loss)}
 
 
-def ffn(features: int = 20, hidden: int = 32, outputs: int = 3) -> dict[str, Any]:
-    return {
-        "family": "ffn",
-        "networks": {
-            "model": [
-                L("Linear", in_features=features, out_features=hidden),
-                L("Sigmoid"),
-                L("Linear", in_features=hidden, out_features=outputs),
-            ]
+def ffn(
+    features: int = 20, hidden: int = 32, outputs: int = 3, activation: str = "Sigmoid"
+) -> dict[str, Any]:
+    return _candidate(
+        "ffn",
+        {
+            "model": dense_layers([features, hidden, outputs], activation),
         },
-        "io": _io([features], "class", outputs),
-        "training": _training("cross_entropy"),
-    }
+        _io([features], "class", outputs),
+        "cross_entropy",
+    )
 
 
 def ae() -> dict[str, Any]:
-    return {
-        "family": "ae",
-        "networks": {
-            "model": [
-                L("Linear", in_features=24, out_features=8),
-                L("ReLU"),
-                L("Linear", in_features=8, out_features=24),
-                L("Sigmoid"),
-            ]
+    return _candidate(
+        "ae",
+        {
+            "model": dense_layers([24, 8, 24], "ReLU", last="Sigmoid"),
         },
-        "io": _io([24], "input", None),
-        "training": _training("bce"),
-    }
+        _io([24], "input", None),
+        "bce",
+    )
 
 
 def cnn() -> dict[str, Any]:
-    return {
-        "family": "cnn",
-        "networks": {
+    return _candidate(
+        "cnn",
+        {
             "model": [
                 L("Conv2d", in_channels=1, out_channels=4, kernel_size=3, padding=1),
                 L("BatchNorm2d", num_features=4),
@@ -77,15 +62,15 @@ def cnn() -> dict[str, Any]:
                 L("Linear", in_features=4 * 6 * 6, out_features=5),
             ]
         },
-        "io": _io([1, 12, 12], "class", 5),
-        "training": _training("cross_entropy"),
-    }
+        _io([1, 12, 12], "class", 5),
+        "cross_entropy",
+    )
 
 
 def dn() -> dict[str, Any]:
-    return {
-        "family": "dn",
-        "networks": {
+    return _candidate(
+        "dn",
+        {
             "model": [
                 L("Linear", in_features=6, out_features=4 * 4 * 4),
                 L("Reshape", shape=[4, 4, 4]),
@@ -94,53 +79,47 @@ def dn() -> dict[str, Any]:
                 L("ConvTranspose2d", in_channels=2, out_channels=1, kernel_size=2, stride=2),
             ]
         },
-        "io": _io([6], "value", 16 * 16),
-        "training": _training("mse"),
-    }
+        _io([6], "value", 16 * 16),
+        "mse",
+    )
 
 
 def rnn(kind: str = "RNN") -> dict[str, Any]:
-    return {
-        "family": kind.lower(),
-        "networks": {
+    return _candidate(
+        kind.lower(),
+        {
             "model": [
                 L(kind, input_size=5, hidden_size=12, batch_first=True),
                 L("LastStep"),
                 L("Linear", in_features=12, out_features=4),
             ]
         },
-        "io": _io([7, 5], "class", 4),
-        "training": _training("cross_entropy"),
-    }
+        _io([7, 5], "class", 4),
+        "cross_entropy",
+    )
 
 
 def lstm_tokens() -> dict[str, Any]:
     """Sequence generation over tokens: a label per time step, logits [B, T, V]."""
-    return {
-        "family": "lstm",
-        "networks": {
+    return _candidate(
+        "lstm",
+        {
             "model": [
                 L("Embedding", num_embeddings=30, embedding_dim=8),
                 L("LSTM", input_size=8, hidden_size=16, num_layers=2, batch_first=True),
                 L("Linear", in_features=16, out_features=30),
             ]
         },
-        "io": _io([6], "class_per_step", 30, input_dtype="int64", vocab_size=30),
-        "training": _training("cross_entropy"),
-    }
+        _io([6], "class_per_step", 30, input_dtype="int64", vocab_size=30),
+        "cross_entropy",
+    )
 
 
 def gan() -> dict[str, Any]:
-    return {
-        "family": "gan",
-        "networks": {
-            "generator": [
-                L("Linear", in_features=4, out_features=16),
-                L("ReLU"),
-                L("Linear", in_features=16, out_features=36),
-                L("Sigmoid"),
-                L("Reshape", shape=[1, 6, 6]),
-            ],
+    return _candidate(
+        "gan",
+        {
+            "generator": [*dense_layers([4, 16, 36], "ReLU", last="Sigmoid"), L("Reshape", shape=[1, 6, 6])],
             "discriminator": [
                 L("Flatten"),
                 L("Linear", in_features=36, out_features=16),
@@ -148,53 +127,37 @@ def gan() -> dict[str, Any]:
                 L("Linear", in_features=16, out_features=1),
             ],
         },
-        "io": _io([1, 6, 6], "none", None, latent_size=4),
-        "training": _training("gan"),
-    }
+        _io([1, 6, 6], "none", None, latent_size=4),
+        "gan",
+    )
 
 
 def vae() -> dict[str, Any]:
-    return {
-        "family": "vae",
-        "networks": {
-            "encoder": [
-                L("Flatten"),
-                L("Linear", in_features=36, out_features=16),
-                L("ReLU"),
-                L("Linear", in_features=16, out_features=2 * 3),
-            ],
-            "decoder": [
-                L("Linear", in_features=3, out_features=16),
-                L("ReLU"),
-                L("Linear", in_features=16, out_features=36),
-                L("Sigmoid"),
-                L("Reshape", shape=[1, 6, 6]),
-            ],
+    return _candidate(
+        "vae",
+        {
+            "encoder": dense_layers([36, 16, 2 * 3], "ReLU", flatten=True),
+            "decoder": [*dense_layers([3, 16, 36], "ReLU", last="Sigmoid"), L("Reshape", shape=[1, 6, 6])],
         },
-        "io": _io([1, 6, 6], "none", None, latent_size=3),
-        "training": _training("elbo"),
-    }
+        _io([1, 6, 6], "none", None, latent_size=3),
+        "elbo",
+    )
 
 
 def rbm() -> dict[str, Any]:
-    return {
-        "family": "rbm",
-        "networks": {"model": [L("RBM", visible=36, hidden=12)]},
-        "io": _io([36], "none", None),
-        "training": _training("cd1"),
-    }
+    return _candidate("rbm", {"model": [L("RBM", visible=36, hidden=12)]}, _io([36], "none", None), "cd1")
 
 
 def dbn() -> dict[str, Any]:
-    return {
-        "family": "dbn",
-        "networks": {
+    return _candidate(
+        "dbn",
+        {
             "rbm": [L("RBM", visible=36, hidden=16), L("RBM", visible=16, hidden=8)],
             "classifier": [L("Linear", in_features=8, out_features=3)],
         },
-        "io": _io([1, 6, 6], "class", 3),
-        "training": _training("cd1"),
-    }
+        _io([1, 6, 6], "class", 3),
+        "cd1",
+    )
 
 
 ALL_FAMILIES = {
@@ -214,15 +177,4 @@ ALL_FAMILIES = {
 def wide_mlp(width: int = 4096) -> dict[str, Any]:
     """Gradients of width*width floats (64 MiB at 4096): above glibc's largest dynamic mmap threshold
     (32 MiB), so the default malloc maps and unmaps them every step."""
-    return {
-        "family": "ffn",
-        "networks": {
-            "model": [
-                L("Linear", in_features=width, out_features=width),
-                L("ReLU"),
-                L("Linear", in_features=width, out_features=10),
-            ]
-        },
-        "io": _io([width], "class", 10),
-        "training": _training("cross_entropy", batch=8),
-    }
+    return {**ffn(width, width, 10, activation="ReLU"), "training": _training("cross_entropy", batch=8)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-import time
 
 import pytest
 import torch
@@ -11,6 +10,7 @@ from torch.utils import benchmark
 
 from advisor.calibration import make_step, measure
 from advisor.calibration.measure import summarise_samples
+from bench.harness import timer_median
 from tests.calibration import candidates as C
 
 CONTRACT_FIELDS = {
@@ -99,15 +99,6 @@ def test_it_summarises_median_and_iqr() -> None:
     assert summarise_samples([1.0, 2.0, 3.0, 4.0, 100.0]) == (3.0, 2.0)
 
 
-def _timer_median(timer: benchmark.Timer, seconds: float) -> float:
-    """torch.utils.benchmark's timing of single calls, summarised like measure() (median of steps)."""
-    times: list[float] = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds or len(times) < 5:
-        times.append(timer.timeit(1).raw_times[0])
-    return statistics.median(times)
-
-
 def test_it_agrees_with_torch_utils_benchmark_within_5_percent() -> None:
     """measure() against torch.utils.benchmark timing the same training step, median against median.
 
@@ -129,9 +120,9 @@ def test_it_agrees_with_torch_utils_benchmark_within_5_percent() -> None:
         return float(measure(cand, batch_size=64, threads=1, min_seconds=0.15, warmup=2)["seconds_per_batch"])
 
     for _ in range(6):
-        m, reference = ours_once(), _timer_median(timer, 0.15)
+        m, reference = ours_once(), timer_median(timer, 0.15)
         ours.append(m / reference)
-        control += [_timer_median(timer, 0.15) / reference, ours_once() / m]
+        control += [timer_median(timer, 0.15) / reference, ours_once() / m]
     q1, _, q3 = statistics.quantiles(control, n=4)
     tolerance = max(0.05, 2 * (q3 - q1))
     assert abs(statistics.median(ours) - 1.0) < tolerance, (ours, control)

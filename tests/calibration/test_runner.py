@@ -131,20 +131,24 @@ def test_it_reports_an_error_raised_in_the_child() -> None:
     assert "Sigmoidish" in summary["error"]
 
 
-def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant() -> None:
-    """36 MB gradients: glibc's default malloc maps and unmaps them every step (page faults, system time);
-    the tuned child, started with MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_, keeps them."""
-    rec = Recorder()
-    plan = JobPlan(
+def _wide_plan(**allocation: Any) -> JobPlan:
+    """The allocator tests' job: a 3000-wide MLP (36 MB gradients), batch 8, one thread, short."""
+    return JobPlan(
         C.wide_mlp(3000),
         batch_sizes=[8],
         threads=[1],
         min_iterations=6,
         min_seconds=0.0,
         warmup=3,
-        allocator="auto",
-        system_share_threshold=0.05,
+        **allocation,
     )
+
+
+def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant() -> None:
+    """36 MB gradients: glibc's default malloc maps and unmaps them every step (page faults, system time);
+    the tuned child, started with MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_, keeps them."""
+    rec = Recorder()
+    plan = _wide_plan(allocator="auto", system_share_threshold=0.05)
     summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
     assert summary["status"] == "succeeded", summary["error"]
     by_alloc = {e["allocator"]: e for e in rec.of("result")}
@@ -164,15 +168,7 @@ def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant(
 
 @pytest.mark.skipif(preloadable("jemalloc") is None, reason="jemalloc is not installed here")
 def test_it_measures_with_jemalloc_preloaded_in_the_child() -> None:
-    plan = JobPlan(
-        C.wide_mlp(3000),
-        batch_sizes=[8],
-        threads=[1],
-        min_iterations=6,
-        min_seconds=0.0,
-        warmup=3,
-        allocator="jemalloc",
-    )
+    plan = _wide_plan(allocator="jemalloc")
     summary = run_job(plan, on_event=Recorder(), should_cancel=lambda: False)
     assert summary["status"] == "succeeded", summary["error"]
     (event,) = summary["results"]

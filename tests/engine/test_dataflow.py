@@ -124,30 +124,28 @@ def test_it_switches_to_mixed_async_past_40_gpus_or_across_multi_gpu_nodes() -> 
     assert nodes["nodes"] > 1 and nodes["sync"] == "mixed"
 
 
+def _tabular_on_gpus(
+    features: int, outputs: int, *, target: dict[str, Any] | None = None, **hardware: Any
+) -> dict[str, Any]:
+    """The recommendation for a tabular classifier on GPU hardware with `hardware`'s changes."""
+    extra = {} if target is None else {"target": target}
+    return recommend(spec("tabular", [features], outputs=outputs, hardware={**GPU, **hardware}, **extra))
+
+
 def test_it_keeps_small_tasks_off_the_cluster() -> None:
-    rec = recommend(
-        spec(
-            "tabular",
-            [20],
-            outputs=2,
-            hardware={**GPU, "gpus_per_node": 8, "nodes": 16},
-            target={"time_budget_hours": 1},
-        )
-    )
+    rec = _tabular_on_gpus(20, 2, target={"time_budget_hours": 1}, gpus_per_node=8, nodes=16)
     assert (rec["hardware_plan"]["gpus"], rec["hardware_plan"]["nodes"]) == (1, 1)
 
 
 def test_it_splits_a_model_that_fits_no_single_gpu() -> None:
-    rec = recommend(
-        spec("tabular", [30_000], outputs=10, hardware={**GPU, "gpu": "gtx-980", "gpus_per_node": 8})
-    )
+    rec = _tabular_on_gpus(30_000, 10, gpu="gtx-980", gpus_per_node=8)
     plan = rec["hardware_plan"]
     assert plan["parallelism"] == "model" and plan["gpus"] > 1 and plan["device"] == "gpu"
     assert plan["gpus"] * 4e9 * 0.9 >= rec["candidates"][0]["memory_bytes"]["total"]
 
 
 def test_it_answers_a_network_larger_than_any_memory_with_the_rule_that_says_so() -> None:
-    rec = recommend(spec("tabular", [2_000_000], outputs=10, hardware=GPU))
+    rec = _tabular_on_gpus(2_000_000, 10)
     assert rec["hardware_plan"]["device"] == "cpu"
     assert "size.exceeds.memory" in {r["rule"] for r in rec["reasons"]}
     assert "gpu.memory" in {r["rule"] for r in rec["hardware_plan"]["reasons"]}
@@ -155,22 +153,13 @@ def test_it_answers_a_network_larger_than_any_memory_with_the_rule_that_says_so(
 
 @pytest.mark.parametrize("per_node", [1, 8])
 def test_it_answers_when_the_gpu_is_too_small_for_anything(per_node: int) -> None:
-    rec = recommend(
-        spec("tabular", [20], outputs=2, hardware={**GPU, "gpu_memory_gb": 1e-9, "gpus_per_node": per_node})
-    )
+    rec = _tabular_on_gpus(20, 2, gpu_memory_gb=1e-9, gpus_per_node=per_node)
     assert rec["hardware_plan"]["device"] == "cpu"
     assert "gpu.memory" in {r["rule"] for r in rec["hardware_plan"]["reasons"]}
 
 
 def test_it_goes_hybrid_when_a_split_model_needs_more_than_one_node() -> None:
-    rec = recommend(
-        spec(
-            "tabular",
-            [30_000],
-            outputs=10,
-            hardware={**GPU, "gpu": "gtx-980", "gpus_per_node": 2, "nodes": 4},
-        )
-    )
+    rec = _tabular_on_gpus(30_000, 10, gpu="gtx-980", gpus_per_node=2, nodes=4)
     plan = rec["hardware_plan"]
     assert plan["parallelism"] == "hybrid" and plan["nodes"] > 1 and plan["gpus"] == 2
     assert plan["sync"] == "mixed"

@@ -30,7 +30,7 @@ def test_it_estimates_other_batch_sizes() -> None:
     )
     assert small["seconds_per_batch"] < large["seconds_per_batch"]
     assert small["seconds_per_epoch"] > large["seconds_per_epoch"]  # fixed per-step costs add up
-    assert small["basis"] == "analytic"
+    assert small["basis"] == "catalog"
 
 
 def test_it_rebuilds_the_estimate_from_a_measured_seconds_per_batch() -> None:

@@ -21,6 +21,9 @@ LARGE_IMAGES = spec("vision", [3, 224, 224], outputs=10)  # too large for a shal
 FARM = {**GPU, "gpus_per_node": 8, "nodes": 4}
 BIG_DATA_GPU = spec("vision", [3, 256, 256], outputs=10, examples=2_000_000, hardware=GPU)
 EIGHT = {**GPU, "gpus_per_node": 8}
+IMAGENET_EIGHT_2H = {**IMAGENET, "hardware": EIGHT, "target": {"time_budget_hours": 2}}
+IMAGENET_FARM_2H = {**IMAGENET, "hardware": FARM, "target": {"time_budget_hours": 2}}
+IMAGENET_GPU_60H = {**IMAGENET, "hardware": GPU, "target": {"time_budget_hours": 60}}
 HUGE_IMAGES_980 = spec("vision", [3, 1024, 1024], outputs=10, hardware={**GPU, "gpu": "gtx-980"})
 
 
@@ -95,27 +98,13 @@ TABLE = [
     ("gpu.overlap", BIG_DATA_GPU, MNIST_GPU, "any"),
     (
         "multigpu.gain",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=EIGHT,
-            target={"time_budget_hours": 2},
-        ),
+        IMAGENET_EIGHT_2H,
         MNIST_GPU,
         "any",
     ),
     (
         "multigpu.data",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=EIGHT,
-            target={"time_budget_hours": 2},
-        ),
+        IMAGENET_EIGHT_2H,
         spec("vision", [3, 224, 224], outputs=1000, hardware=EIGHT),
         "any",
     ),
@@ -133,48 +122,20 @@ TABLE = [
     ),
     (
         "sync.sync",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=EIGHT,
-            target={"time_budget_hours": 2},
-        ),
+        IMAGENET_EIGHT_2H,
         MNIST_GPU,
         "any",
     ),
     (
         "sync.mixed",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=FARM,
-            target={"time_budget_hours": 2},
-        ),
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=EIGHT,
-            target={"time_budget_hours": 2},
-        ),
+        IMAGENET_FARM_2H,
+        IMAGENET_EIGHT_2H,
         "any",
     ),
     ("cluster.only.large", spec("vision", [1, 28, 28], outputs=10, hardware=FARM), MNIST_GPU, "any"),
     (
         "gpu.direct",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=EIGHT,
-            target={"time_budget_hours": 2},
-        ),
+        IMAGENET_EIGHT_2H,
         MNIST_GPU,
         "any",
     ),
@@ -186,14 +147,7 @@ TABLE = [
     ("gpu.fp16", spec("tabular", [20], outputs=3, hardware={**GPU, "gpu": "a100-80gb"}), MNIST_GPU, "any"),
     (
         "budget.unmet",
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=GPU,
-            target={"time_budget_hours": 60},
-        ),
+        IMAGENET_GPU_60H,
         MNIST_GPU,
         "any",
     ),
@@ -290,16 +244,7 @@ def test_it_proposes_the_cheapest_published_network_that_reached_the_target(
 
 
 def test_it_names_a_gpu_that_would_meet_a_missed_budget() -> None:
-    rec = recommend(
-        spec(
-            "vision",
-            [3, 224, 224],
-            outputs=1000,
-            examples=1_281_167,
-            hardware=GPU,
-            target={"time_budget_hours": 60},
-        )
-    )
+    rec = recommend(IMAGENET_GPU_60H)
     text = next(r["text"] for r in rec["hardware_plan"]["reasons"] if r["rule"] == "budget.unmet")
     assert "over your 60 h budget: one NVIDIA" in text
 

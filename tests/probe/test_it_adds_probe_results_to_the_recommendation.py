@@ -38,4 +38,4 @@ def test_it_adds_the_latest_probe_to_its_candidates(user: Any, tabular_spec: dic
     assert first["accuracy_probe"]["probe"] == job.pk
     assert first["accuracy_probe"]["score"] == 0.93
     assert first["accuracy_probe"]["time_to_target"] == {"epochs": 12}
-    assert first["estimate"]["basis"] == "analytic"  # a probe measures accuracy, not the time per batch
+    assert first["estimate"]["basis"] == "catalog"  # a probe measures accuracy, not the time per batch

@@ -33,7 +33,7 @@ def test_it_plans_the_shallow_and_deep_candidates_with_their_time_per_epoch(job:
     plan = running.make_plan(job)
     assert plan.goal == "classify" and plan.target == 0.9 and plan.full_examples == 150
     assert plan.shallow["candidate"]["depth"] == "shallow" and plan.deep["candidate"]["depth"] == "deep"  # type: ignore[index]
-    assert plan.seconds_per_epoch["shallow"]["basis"] == "analytic"
+    assert plan.seconds_per_epoch["shallow"]["basis"] == "catalog"
     assert plan.budget_s == job.time_limit_seconds
 
 

@@ -9,14 +9,22 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from advisor import engine
+from advisor import engine, profiles
 
 
 class Command(BaseCommand):
-    help = "Recommend a network for the TaskSpec in SPEC.json ('-' reads stdin); exit 2 on bad input."
+    help = (
+        "Recommend a network for the TaskSpec in SPEC.json ('-' reads stdin), timed from --device's profile "
+        "when given; exit 2 on bad input or an unknown device."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("spec", help="path to a TaskSpec JSON file, or - for standard input")
+        parser.add_argument(
+            "--device",
+            default=None,
+            help="cpu, cuda:N (this host's) or a device id: time the network from that device's profile",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["spec"]
@@ -28,8 +36,14 @@ class Command(BaseCommand):
             spec = json.loads(text)
         except json.JSONDecodeError as exc:
             self._fail({"spec": [f"not valid JSON: {exc}"]})
+        device = None
+        if options["device"] is not None:
+            try:
+                device = profiles.resolve(options["device"])
+            except profiles.UnknownDevice as exc:
+                self._fail(exc.errors)
         try:
-            result = engine.recommend(spec)
+            result = profiles.recommend(spec, device)
         except engine.SpecError as exc:
             self._fail(exc.errors)
         self.stdout.write(json.dumps(result, indent=2))

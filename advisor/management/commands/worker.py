@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
 
-from advisor import workers
+from advisor import profiles, workers
 from advisor.celery import app
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ class Command(BaseCommand):
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
         workers.upkeep(device_ids=ids, queues=queues, stale_after=0)
+        if settings.WORKER_PROFILE_DEVICES:  # before taking jobs: never while one runs
+            profiles.profile_devices(devices)
         close_old_connections()
         beat = threading.Thread(target=_beat, args=(ids, queues), name="device-heartbeat", daemon=True)
         beat.start()

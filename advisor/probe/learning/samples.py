@@ -27,6 +27,14 @@ class SampleError(ValueError):
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
         self.errors = errors
 
+    status = 400  # the HTTP status the API answers with
+
+
+class StorageFull(SampleError):
+    """The sample was fine but the server's disk is full: nothing was kept, and not by the client's fault."""
+
+    status = 507
+
 
 def refuse(message: str, key: str = "file") -> SampleError:
     return SampleError({key: [message]})

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
+import lzma
+import math
+import struct
 import zipfile
+import zlib
 from pathlib import PurePosixPath
 
 import numpy as np
 from PIL import Image
 
-from advisor.probe.learning.samples import Limits, Sample, check_arrays, from_labels, refuse
+from advisor.probe.learning.samples import Limits, Sample, SampleError, check_arrays, from_labels, refuse
 
 FORMATS = {".csv": "csv", ".npz": "npz", ".npy": "npy", ".zip": "zip"}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -124,7 +128,28 @@ def _number(cell: str) -> float | None:
     return value if np.isfinite(value) else None
 
 
+def _check_declared_size(blob: bytes, what: str) -> None:
+    """Refuse a header that declares more data than the file holds before numpy allocates for it: a 100-byte
+    file may declare 10**13 values, and np.load sizes its buffer from the header."""
+    stream = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = (
+            np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        )
+        shape, _, dtype = read_header(stream)
+    except Exception as exc:  # numpy raises many kinds of error for a corrupt header
+        raise refuse(f"{what} is not a readable NumPy array: {exc}") from None
+    declared = math.prod(int(n) for n in shape) * dtype.itemsize
+    held = len(blob) - stream.tell()
+    if not dtype.hasobject and declared > held:
+        raise refuse(
+            f"{what} declares shape {list(shape)} of {dtype} ({declared:,} bytes) but holds {held:,} bytes"
+        )
+
+
 def _load_npy(blob: bytes, what: str) -> np.ndarray:
+    _check_declared_size(blob, what)
     try:
         array = np.load(io.BytesIO(blob), allow_pickle=False)
     except ValueError as exc:
@@ -148,22 +173,39 @@ def parse_npy(data: bytes, *, label_column: str, limits: Limits) -> Sample:
 
 
 def parse_npz(data: bytes, *, label_column: str, limits: Limits) -> Sample:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise refuse(f"not a readable .npz archive: {exc}") from None
+    archive = _open_zip(data, ".npz archive")
     with archive:
         names = {PurePosixPath(n).stem: n for n in archive.namelist() if n.endswith(".npy")}
         if "x" not in names:
             raise refuse(f"the .npz file has no array 'x' (it has: {', '.join(sorted(names)) or 'none'})")
         _check_expansion(archive, limits)
-        x = _load_npy(archive.read(names["x"]), "array 'x'")
-        y = _load_npy(archive.read(names["y"]), "array 'y'") if "y" in names else None
+        x = _load_npy(_read_member(archive, names["x"]), "array 'x'")
+        y = _load_npy(_read_member(archive, names["y"]), "array 'y'") if "y" in names else None
     if x.dtype.kind not in "biuf":
         raise refuse(f"x must be numbers; got dtype {x.dtype}")
     if x.ndim >= 1 and x.shape[0] > limits.max_examples:
         raise refuse(f"{x.shape[0]:,} examples; the limit is {limits.max_examples:,} (SAMPLE_MAX_EXAMPLES)")
     return from_labels(x, y)
+
+
+def _open_zip(data: bytes, what: str) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    # zipfile raises more than BadZipFile for a corrupt directory: NotImplementedError for an unknown version
+    except (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, struct.error) as exc:
+        raise refuse(f"not a readable {what}: {exc}") from None
+
+
+def _read_member(archive: zipfile.ZipFile, member: str | zipfile.ZipInfo) -> bytes:
+    """A member's bytes. zipfile stops at the size the header declares, so a lying header cannot expand past
+    the checked total; a corrupt, encrypted or exotic member is refused with the reason."""
+    name = member.filename if isinstance(member, zipfile.ZipInfo) else member
+    try:
+        return archive.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+        raise refuse(f"archive member {name!r} is not readable: {exc}") from None
+    except (ValueError, LookupError, lzma.LZMAError) as exc:  # lzma and bz2 raise these for corrupt streams
+        raise refuse(f"archive member {name!r} is not readable: {exc}") from None
 
 
 def _check_expansion(archive: zipfile.ZipFile, limits: Limits) -> None:
@@ -183,12 +225,7 @@ def safe_member(name: str) -> list[str]:
 
 
 def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
-    from PIL import UnidentifiedImageError
-
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise refuse(f"not a readable ZIP archive: {exc}") from None
+    archive = _open_zip(data, "ZIP archive")
     with archive:
         _check_expansion(archive, limits)
         members = []
@@ -213,14 +250,16 @@ def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
             if not rel[1].lower().endswith(IMAGE_SUFFIXES):
                 raise refuse(f"{info.filename!r} is not a PNG or JPEG image")
             try:
-                with Image.open(io.BytesIO(archive.read(info))) as img:
+                with Image.open(io.BytesIO(_read_member(archive, info))) as img:
                     if img.width * img.height > MAX_IMAGE_PIXELS:
                         raise refuse(
                             f"{info.filename!r} is {img.width}x{img.height} pixels, too large for a sample"
                         )
                     grey = img.mode in ("1", "L", "LA", "I", "I;16", "F")
                     images.append((info.filename, img.convert("L" if grey else "RGB")))
-            except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
+            except SampleError:
+                raise
+            except Exception as exc:  # Pillow raises many kinds of error for a corrupt image
                 raise refuse(f"{info.filename!r} is not a readable image: {exc}") from None
             labels.append(rel[0])
     return _stack_images(images, labels)

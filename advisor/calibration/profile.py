@@ -1,0 +1,236 @@
+"""`profile_device()`: measure the rates the engine's cost model reads (advisor.engine.profile), with torch.
+
+At each thread count from 1 to the physical cores (one count on CUDA), forward + backward of one layer of
+each kind at several sizes (Linear, Conv2d, LSTM, an activation), one optimiser step at several parameter
+counts and tensor counts, and the fixed cost of a step. Each point is the median of repeated runs after a
+warm-up; the whole profile takes about 10 s per thread count on a 2-core VM (bench/README.md, "predict").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import torch
+from torch import nn
+
+from advisor.calibration.allocator import child_environment, current_allocator
+from advisor.calibration.devices import cpu_model_name, physical_cores
+from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
+
+POINT_SECONDS = 0.06  # per measured point: enough repetitions for a stable median on a noisy VM
+# (batch, in, out): products from a tabular layer to a wide one
+LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
+# (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
+CONV_SIZES = ((32, 1, 8, 28), (32, 8, 16, 14), (32, 16, 32, 16), (32, 32, 64, 16), (32, 64, 64, 24))
+LSTM_SIZES = (
+    (32, 16, 32),
+    (32, 64, 64),
+    (32, 128, 128),
+    (64, 256, 256),
+)  # (batch, input, hidden) of one layer; 8 steps
+LSTM_STEPS = 8
+VALUES = (1_000, 30_000, 300_000, 3_000_000)
+PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
+
+
+def _median_seconds(
+    run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS
+) -> float:
+    for _ in range(2):
+        run()
+    sync()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start < budget and len(times) < 2000):
+        t0 = time.perf_counter()
+        run()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None]) -> float:
+    def run() -> None:
+        out = module(x)
+        if isinstance(out, tuple):
+            out = out[0]
+        out.sum().backward()
+
+    return _median_seconds(run, sync)
+
+
+def _harness_step(depth: int, dev: torch.device, sync: Callable[[], None]) -> float:
+    from advisor.calibration.steps import make_step
+
+    layers = [{"kind": "Linear", "args": {"in_features": 4, "out_features": 4}} for _ in range(depth)]
+    candidate = {
+        "family": "ffn",
+        "networks": {"model": layers},
+        "io": {
+            "input_shape": [4],
+            "input_dtype": "float32",
+            "vocab_size": None,
+            "target": "class",
+            "outputs": 4,
+            "latent_size": None,
+        },
+        "training": {"batch_size": 4, "optimizer": "sgd", "learning_rate": 0.01, "loss": "cross_entropy"},
+    }
+    step = make_step(candidate, dev)
+    batch = step.make_batch(4)
+    return _median_seconds(lambda: step.run(batch), sync)
+
+
+def _optimizer_seconds(
+    name: str, tensors: int, parameters: int, dev: torch.device, sync: Callable[[], None]
+) -> float:
+    size = max(1, parameters // tensors)
+    params = [nn.Parameter(torch.rand(size, device=dev)) for _ in range(tensors)]
+    for p in params:
+        p.grad = torch.rand_like(p)
+    opt: torch.optim.Optimizer
+    if name == "adam":
+        opt = torch.optim.Adam(params, lr=1e-3)
+    else:
+        opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    return _median_seconds(opt.step, sync)
+
+
+def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
+    # a layer's share: forward + backward of it alone, less what the same with a layer of nothing costs
+    x1 = torch.rand(4, 4, device=dev, requires_grad=True)
+    one = _fwd_bwd(nn.Linear(4, 4).to(dev), x1, sync)
+    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev), x1, sync)
+    base = max(one - (five - one) / 4, one * 0.1)
+    # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
+    # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
+    tiny = [_harness_step(depth, dev, sync) for depth in (1, 3)]
+    step = max(tiny[0] - (tiny[1] - tiny[0]) / 2, tiny[0] * 0.1)
+
+    def net(seconds: float) -> float:
+        return max(seconds - base, seconds * 0.05)  # the layer's own share, without the step's fixed cost
+
+    linear, conv, recurrent, simple, elementwise = [], [], [], [], []
+    for b, i, o in LINEAR_SIZES:
+        x = torch.rand(b, i, device=dev, requires_grad=True)
+        linear.append([2.0 * b * i * o, net(_fwd_bwd(nn.Linear(i, o).to(dev), x, sync))])
+    for b, ci, co, side in CONV_SIZES:
+        x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
+        flops = 2.0 * b * co * side * side * ci * 9
+        conv.append([flops, net(_fwd_bwd(nn.Conv2d(ci, co, 3, padding=1).to(dev), x, sync))])
+    for b, i, h in LSTM_SIZES:
+        x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
+        lstm = nn.LSTM(i, h, batch_first=True).to(dev)
+        per_step = 2.0 * b * 4 * h * (i + h)
+        recurrent.append([per_step, net(_fwd_bwd(lstm, x, sync)) / LSTM_STEPS])
+        rnn = nn.RNN(i, h, batch_first=True).to(dev)
+        simple.append([per_step / 4, net(_fwd_bwd(rnn, x, sync)) / LSTM_STEPS])
+    for n in VALUES:
+        x = torch.rand(n, device=dev, requires_grad=True)
+        elementwise.append([float(n), net(_fwd_bwd(nn.ReLU(), x, sync))])
+    optimizer: dict[str, list[list[float]]] = {}
+    per_tensor: dict[str, float] = {}
+    for name in ("sgd", "adam"):
+        optimizer[name] = [[float(p), _optimizer_seconds(name, 2, p, dev, sync)] for p in PARAMETERS]
+        many = _optimizer_seconds(name, 16, 16_000, dev, sync)
+        few = _optimizer_seconds(name, 2, 16_000, dev, sync)
+        per_tensor[name] = max(0.0, (many - few) / 14)
+    biggest = linear[-1]
+    return {
+        "linear": linear,
+        "conv": conv,
+        "recurrent": recurrent,
+        "rnn": simple,
+        "elementwise": elementwise,
+        "optimizer": optimizer,
+        "optimizer_tensor_seconds": per_tensor,
+        "step_seconds": step,
+        "flops": 3 * biggest[0] / biggest[1],
+        "bandwidth": 4 * 4 * VALUES[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
+    }
+
+
+def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
+    host = torch.rand(16 * 2**20 // 4).pin_memory()
+
+    def copy() -> None:
+        host.to(dev, non_blocking=True)
+
+    seconds = _median_seconds(copy, sync)
+    return host.numel() * 4 / seconds
+
+
+def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> DeviceProfile:
+    """The device's profile; on a CPU at every thread count in `threads` (default 1..physical cores)."""
+    dev = torch.device(device)
+    started = time.perf_counter()
+    if dev.type == "cuda":
+        torch.cuda.set_device(dev)
+
+        def sync() -> None:
+            torch.cuda.synchronize(dev)
+
+        counts = [1]
+        processor = torch.cuda.get_device_name(dev)
+    else:
+
+        def sync() -> None:
+            return None
+
+        counts = threads or list(range(1, physical_cores() + 1))
+        processor = cpu_model_name()
+    previous = torch.get_num_threads()
+    by_threads: dict[str, ThreadProfile] = {}
+    try:
+        for count in counts:
+            if dev.type == "cpu":
+                torch.set_num_threads(count)
+            by_threads[str(count)] = _at_threads(dev, sync)
+    finally:
+        torch.set_num_threads(previous)
+    return {
+        "version": PROFILE_VERSION,
+        "kind": dev.type,
+        "processor": processor,
+        "torch": torch.__version__,
+        "threads": by_threads,
+        "copy_bandwidth": _copy_bandwidth(dev, sync) if dev.type == "cuda" else None,
+        "allocator": current_allocator(),
+        "profiled_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def profile_in_child(
+    device: str = "cpu", *, threads: list[int] | None = None, allocator: str = "tuned", timeout: float = 120.0
+) -> DeviceProfile:
+    """profile_device() in a fresh process under the allocator set-up calibrations measure with (glibc reads
+    its variables at start; under its defaults a 3 M-value activation ran 10x slower here, page faults)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "advisor.calibration.profile", "--device", device]
+        + (["--threads", ",".join(map(str, threads))] if threads else []),
+        env=child_environment(allocator),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=os.getcwd(),
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"profiling {device} failed: {done.stderr.strip()[-2000:]}")
+    profile: DeviceProfile = json.loads(done.stdout)
+    return profile
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    chosen = args[args.index("--device") + 1] if "--device" in args else "cpu"
+    counts = [int(t) for t in args[args.index("--threads") + 1].split(",")] if "--threads" in args else None
+    json.dump(profile_device(chosen, threads=counts), sys.stdout)

@@ -1,0 +1,118 @@
+"""The learned correction: a regressor of log(measured / profiled seconds per batch) from what the cost model
+knows about a configuration (scikit-learn, imported only when fitting or predicting, so the engine's import
+stays cheap). Rows come from every measurement on a profiled device; the prediction is the profiled figure
+times exp(predicted log ratio), clipped to a factor of CLIP either way, as NeuSight bounds its learned
+utilisation by the roofline: the correction may sharpen the profile's figure, never replace it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.engine.costmodel import step_cost
+from advisor.engine.profile import DeviceProfile
+
+FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "gan", "vae", "dn", "rnn", "lstm")
+CLIP = math.log(3.0)
+MIN_ROWS = 8  # fewer measurements teach nothing a profile does not already say
+MIN_NETWORKS = 3  # the cross-validated error leaves one out: it needs others to learn from
+MAX_FOLDS = 8  # networks grouped into at most this many folds, so a refit stays a few seconds
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A fitted correction with the error its cross-validation supports; the engine calls `seconds`."""
+
+    model: Any
+    expected_error: float
+
+    def seconds(self, candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile) -> float:
+        return predict(self.model, [features(candidate, batch, threads, profile)])[0]
+
+
+def features(candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile) -> list[float]:
+    cost = step_cost(candidate, batch_size=batch, threads=threads, profile=profile)
+    work = candidate["flops_per_example"] * batch
+    return [
+        math.log(cost.seconds),
+        cost.compute / cost.seconds,
+        math.log2(batch),
+        float(threads),
+        math.log10(work + 1),
+        math.log10(candidate["parameters"] + 1),
+        math.log10(candidate["activations_per_example"] * batch + 1),
+        *(1.0 if candidate["family"] == f else 0.0 for f in FAMILIES),
+    ]
+
+
+def rows_features(
+    configs: Sequence[tuple[dict[str, Any], int, int]], profile: DeviceProfile
+) -> list[list[float]]:
+    return [features(c, b, t, profile) for c, b, t in configs]
+
+
+def _regressor() -> Any:
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    return GradientBoostingRegressor(
+        n_estimators=150, max_depth=3, learning_rate=0.05, subsample=0.8, random_state=0
+    )
+
+
+def fit(x: list[list[float]], measured: list[float]) -> Any:
+    """A regressor of the log ratio measured / profiled (x[i][0] is the log of the profiled seconds)."""
+    y = [math.log(m) - row[0] for row, m in zip(x, measured, strict=True)]
+    model = _regressor()
+    model.fit(x, y)
+    return model
+
+
+def predict(model: Any, x: list[list[float]]) -> list[float]:
+    ratios = model.predict(x)
+    return [math.exp(row[0] + max(-CLIP, min(CLIP, float(r)))) for row, r in zip(x, ratios, strict=True)]
+
+
+def cross_validate(
+    rows: list[dict[str, Any]], x: list[list[float]], *, same_network: bool = True, max_folds: int = MAX_FOLDS
+) -> dict[str, list[float]]:
+    """Relative errors of the corrected prediction: leaving each network out of the training rows, and
+    leaving out one row of a network at a time (that network at an unmeasured batch or thread count)."""
+    measured = [float(r["measured"]) for r in rows]
+    names = [r["network"] for r in rows]
+    out: dict[str, list[float]] = {"leave_network_out": [], "same_network": []}
+    distinct = list(dict.fromkeys(names))
+    folds = min(len(distinct), max_folds)
+    for fold in range(folds):
+        left_out = set(distinct[fold::folds])
+        train = [i for i, n in enumerate(names) if n not in left_out]
+        test = [i for i, n in enumerate(names) if n in left_out]
+        model = fit([x[i] for i in train], [measured[i] for i in train])
+        for i, p in zip(test, predict(model, [x[i] for i in test]), strict=True):
+            out["leave_network_out"].append((p - measured[i]) / measured[i])
+    if not same_network:
+        return out
+    for i in range(len(rows)):
+        train = [j for j in range(len(rows)) if j != i]
+        model = fit([x[j] for j in train], [measured[j] for j in train])
+        p = predict(model, [x[i]])[0]
+        out["same_network"].append((p - measured[i]) / measured[i])
+    return out
+
+
+def fit_correction(
+    configs: Sequence[tuple[str, dict[str, Any], int, int, float]], profile: DeviceProfile
+) -> tuple[Correction, dict[str, float]] | None:
+    """From (network key, candidate, batch, threads, measured seconds) rows: the correction fitted on all of
+    them and its leave-networks-out error ({"p90", "median"}); None while there are too few rows."""
+    if len(configs) < MIN_ROWS or len({c[0] for c in configs}) < MIN_NETWORKS:
+        return None
+    x = rows_features([(c, b, t) for _, c, b, t, _ in configs], profile)
+    rows = [{"network": key, "measured": m} for key, _, _, _, m in configs]
+    errors = sorted(abs(e) for e in cross_validate(rows, x, same_network=False)["leave_network_out"])
+    p90 = errors[max(0, math.ceil(0.9 * len(errors)) - 1)]
+    model = fit(x, [m for *_, m in configs])
+    return Correction(model, p90), {"p90": p90, "median": statistics.median(errors)}

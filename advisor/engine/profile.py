@@ -1,0 +1,83 @@
+"""A device profile: what one device achieves on the operations a training step is made of (plain data).
+
+`advisor.calibration.profile` measures it with PyTorch; the engine only reads it, as an argument, so that the
+cost model (advisor.engine.costmodel) needs neither Django nor torch. Every curve is a list of
+[work, seconds] points, sorted by work, measured at several sizes: what a size achieves is read off the
+curve (log-log interpolation), because a small product reaches a far smaller share of the peak than a large
+one (here a 64x64x64 product runs at a tenth of the rate of a 512-wide one).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import TypedDict
+
+PROFILE_VERSION = 1
+
+
+class ThreadProfile(TypedDict):
+    """At one thread count; seconds exclude the fixed cost of a step (`step_seconds`)."""
+
+    linear: list[list[float]]  # [forward FLOPs of a batch, seconds of forward + backward]
+    conv: list[list[float]]  # same, for Conv2d
+    recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,
+    # seconds of its forward + backward]
+    rnn: list[list[float]]  # the same for a plain (tanh) RNN
+    elementwise: list[list[float]]  # [values of a batch, seconds of forward + backward of one activation]
+    optimizer: dict[str, list[list[float]]]  # "sgd" | "adam" -> [parameters, seconds of one step()]
+    optimizer_tensor_seconds: dict[str, float]  # extra seconds per parameter tensor
+    step_seconds: float  # zero_grad, loss, backward's launch, a small SGD step: a step with no layers
+    flops: float  # the best FLOP/s any product reached (for display)
+    bandwidth: float  # bytes/s of the largest element-wise operation (for display)
+
+
+class DeviceProfile(TypedDict):
+    version: int
+    kind: str  # "cpu" | "cuda"
+    processor: str
+    torch: str
+    threads: dict[str, ThreadProfile]  # "1", "2", ... (CPU) or "1" (CUDA: threads do not matter)
+    copy_bandwidth: float | None  # host -> device bytes/s (CUDA only)
+    allocator: str  # the process's allocator set-up (calibration.allocator): "tuned" as calibrations run
+    profiled_at: str  # ISO 8601, UTC
+    seconds: float  # how long profiling took
+
+
+def interpolate(curve: list[list[float]], work: float) -> float:
+    """Seconds for `work` on a measured curve: log-log between the points; beyond the largest point at the
+    largest point's rate; below the smallest as the smallest, since fixed dispatch costs dominate there."""
+    if work <= 0 or not curve:
+        return 0.0
+    xs = [p[0] for p in curve]
+    if work <= xs[0]:
+        return curve[0][1]
+    if work >= xs[-1]:
+        x1, y1 = curve[-1]
+        return y1 * work / x1
+    i = bisect.bisect_left(xs, work)
+    (x0, y0), (x1, y1) = curve[i - 1], curve[i]
+    t = (math.log(work) - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
+
+
+def thread_counts(profile: DeviceProfile) -> list[int]:
+    return sorted(int(t) for t in profile["threads"])
+
+
+def at_threads(profile: DeviceProfile, threads: int) -> ThreadProfile:
+    """The profile at `threads`, or at the nearest profiled count (more threads than profiled: the most)."""
+    counts = thread_counts(profile)
+    best = min(counts, key=lambda t: (abs(t - threads), -t))
+    return profile["threads"][str(best)]
+
+
+def is_current(profile: object, *, torch_version: str, processor: str) -> bool:
+    """A stored profile still describes this device: same format, same torch, same processor."""
+    return (
+        isinstance(profile, dict)
+        and profile.get("version") == PROFILE_VERSION
+        and profile.get("torch") == torch_version
+        and profile.get("processor") == processor
+        and bool(profile.get("threads"))
+    )

@@ -1,0 +1,139 @@
+"""Device profiles: measured once per device (and again after a torch or processor change), stored on its
+`Device` row, handed to the engine as plain data so that estimates before any calibration are "profiled"."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import socket
+from collections.abc import Iterable
+from typing import Any
+
+from advisor import engine
+from advisor.engine.learned import Correction, fit_correction
+from advisor.engine.profile import DeviceProfile, is_current
+from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+
+log = logging.getLogger(__name__)
+
+
+class UnknownDevice(Exception):
+    """A device named in a request that does not exist; `.errors` names the field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.errors = {field: [message]}
+
+
+# --- writes ------------------------------------------------------------------------------------------------
+
+
+def store_profile(*, device: Device, profile: DeviceProfile) -> Device:
+    device.profile = dict(profile)
+    device.torch_version = profile["torch"]
+    device.processor = profile["processor"]
+    device.save(update_fields=["profile", "torch_version", "processor"])
+    return device
+
+
+def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = None) -> list[Device]:
+    """Profile every device without a current profile (the worker calls this before taking jobs); a failed
+    profile is logged and leaves the device on the catalog path, never stops the worker."""
+    import torch
+
+    from advisor.calibration.devices import cpu_model_name
+    from advisor.calibration.profile import profile_in_child
+
+    done = []
+    for device in devices:
+        processor = cpu_model_name() if device.kind == "cpu" else device.name
+        if is_current(device.profile, torch_version=torch.__version__, processor=processor):
+            continue
+        try:
+            name = f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu"
+            profile = profile_in_child(name, threads=threads)
+        except (RuntimeError, OSError, ValueError) as exc:
+            log.warning("could not profile %s: %s", device.pk, exc)
+            continue
+        done.append(store_profile(device=device, profile=profile))
+    return done
+
+
+def refit_time_model(*, device: Device) -> TimeModel | None:
+    """Fit the device's learned correction on every successful measurement on it (the Celery task after each
+    finished calibration); a new version with its cross-validated error, or None while too few rows."""
+    if not device.profile:
+        return None
+    measured = Measurement.objects.filter(
+        job__device=device, job__status=CalibrationJob.SUCCEEDED, status="ok", seconds_per_batch__gt=0
+    ).select_related("job__recommendation")
+    configs = []
+    for m in measured:
+        candidate = m.job.recommendation.result["candidates"][m.job.candidate]
+        key = hashlib.sha1(json.dumps(candidate["networks"], sort_keys=True).encode()).hexdigest()
+        configs.append((key, candidate, m.batch_size, m.threads or 1, float(m.seconds_per_batch or 0)))
+    fitted = fit_correction(configs, device.profile)
+    if fitted is None:
+        return None
+    correction, errors = fitted
+    last = device.time_models.order_by("-version").first()
+    return TimeModel.objects.create(
+        device=device,
+        version=(last.version + 1) if last else 1,
+        rows=len(configs),
+        networks=len({c[0] for c in configs}),
+        expected_error=errors["p90"],
+        median_error=errors["median"],
+        fitted=pickle.dumps(correction.model),
+    )
+
+
+# --- reads -------------------------------------------------------------------------------------------------
+
+
+def this_host() -> str:
+    """The host name workers register under (`manage.py worker --host`'s default)."""
+    return os.environ.get("ADVISOR_HOST") or socket.gethostname()
+
+
+def resolve(name: str, *, shorthand: bool = True, field: str = "device") -> Device:
+    """A Device from a request: its id or, with `shorthand` (the command line), `cpu` / `cuda:N` of this
+    machine."""
+    kind, _, index = name.partition(":")
+    ident = name
+    if shorthand and kind in ("cpu", "cuda") and (index or "0").isdigit():
+        ident = f"{this_host()}-{kind}{index or 0}"
+    device = Device.objects.filter(pk=ident).first()
+    if device is None:
+        known = ", ".join(Device.objects.values_list("pk", flat=True)[:20]) or "none registered"
+        raise UnknownDevice(field, f"no device {name!r} (known: {known})")
+    return device
+
+
+def correction_for(device: Device) -> Correction | None:
+    """The device's latest learned correction, if one was fitted on its current profile's rows."""
+    latest = device.time_models.order_by("-version").first()
+    if latest is None:
+        return None
+    # our own rows, written by refit_time_model: not data from a user
+    return Correction(pickle.loads(bytes(latest.fitted)), latest.expected_error)
+
+
+def recommend(spec: Any, device: Device | None) -> dict[str, Any]:
+    """engine.recommend with the device's profile when it has one (else the catalog path), corrected by the
+    model learned from its calibrations when there is one."""
+    if device is None or not device.profile:
+        return engine.recommend(spec)
+    return engine.recommend(spec, profile=device.profile, device=device.pk, correction=correction_for(device))
+
+
+def preselected(devices: Iterable[Device], spec: dict[str, Any] | None) -> Device | None:
+    """The live CPU device whose hardware the wizard prefilled, while the spec still describes it."""
+    cores = ((spec or {}).get("hardware") or {}).get("cpu_cores")
+    for device in devices:
+        if device.kind == "cpu" and device.profile and device.cores == cores:
+            return device
+    return None

@@ -1,0 +1,333 @@
+"""`python -m bench predict`: how well the time model predicts measured seconds per batch on this machine.
+
+One run profiles the device (advisor.calibration.profile) and then measures a grid of the engine's own
+candidates (all ten families, two networks each, several batch sizes, 1 to the physical cores' threads) with
+the calibration harness (advisor.calibration.measure), under the harness's tuned allocator. It reports:
+  (a) the profile alone (advisor.engine.costmodel), as a recommendation shows before any calibration;
+  (b) the learned correction (advisor.engine.learned) fitted on the other networks' rows only;
+  (c) the learned correction fitted on the same network's other rows (an unmeasured batch or thread count);
+  the catalog path (no profile: the catalog's peaks) against the GPU columns of Shi et al. Table 4;
+  and how often the plan's thread count (the predicted-fastest) is within 5% of the best measured one.
+Results go to bench/results/predict_<date>_<machine>/ (result.json, table.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import shi2016_paper
+from bench.machine import describe, finish, machine_slug
+from bench.shi2016 import reexec_with_allocator
+
+RESULTS = Path(__file__).with_name("results")
+SPECS: list[dict[str, Any]] = [
+    {"task": "tabular", "data": {"examples": 50_000, "input_shape": [20], "outputs": 3}},
+    {"task": "tabular", "data": {"examples": 50_000, "input_shape": [300], "outputs": 10}},
+    {"task": "tabular", "data": {"examples": 5_000, "input_shape": [300]}, "goal": "compress"},
+    {"task": "tabular", "data": {"examples": 5_000, "input_shape": [7]}, "goal": "compress"},
+    {"task": "tabular", "data": {"examples": 50, "input_shape": [7]}, "goal": "compress"},
+    {"task": "tabular", "data": {"examples": 50, "input_shape": [300]}, "goal": "compress"},
+    {
+        "task": "tabular",
+        "data": {"examples": 10_000, "input_shape": [40], "outputs": 4, "labelled_fraction": 0.2},
+    },
+    {
+        "task": "tabular",
+        "data": {"examples": 10_000, "input_shape": [300], "outputs": 4, "labelled_fraction": 0.2},
+    },
+    {"task": "vision", "data": {"examples": 10_000, "input_shape": [1, 28, 28], "outputs": 10}},
+    {"task": "vision", "data": {"examples": 10_000, "input_shape": [1, 8, 8], "outputs": 10}},
+    {"task": "vision", "data": {"examples": 10_000, "input_shape": [3, 32, 32], "outputs": 10}},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [20]}, "generation": "random"},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [20]}, "generation": "controlled"},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [1, 28, 28]}, "generation": "random"},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [16, 4]}, "generation": "controlled"},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [3, 5, 7]}, "generation": "random"},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [1, 8, 8]}, "generation": "random"},
+    {"task": "sequence", "data": {"examples": 10_000, "input_shape": [50, 12], "outputs": 5}},
+    {"task": "sequence", "data": {"examples": 10_000, "input_shape": [32], "outputs": 5, "vocab_size": 1000}},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [200, 1]}},
+    {"task": "generation", "data": {"examples": 10_000, "input_shape": [50, 12]}},
+]
+MAX_FLOPS_PER_BATCH = 3e9  # forward FLOPs x batch: keeps a step under ~0.3 s here
+FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "gan", "vae", "dn", "rnn", "lstm")
+SHI_GPUS = {"gtx980": "gtx-980", "gtx1080": "gtx-1080", "k80": "k80-gk210"}
+
+
+def grid_networks(per_family: int) -> list[tuple[str, dict[str, Any]]]:
+    """Up to `per_family` distinct candidates of each family from the engine's answers to SPECS: the smallest
+    and the largest under the FLOPs cap, so each family is seen at two sizes."""
+    from advisor.engine import recommend
+
+    by_family: dict[str, dict[str, dict[str, Any]]] = {f: {} for f in FAMILIES}
+    for spec in SPECS:
+        spec = {**spec, "hardware": {"cpu_cores": 2, "ram_gb": 16}}
+        for c in recommend(spec)["candidates"]:
+            key = json.dumps(c["networks"], sort_keys=True)
+            if c["flops_per_example"] * 64 <= MAX_FLOPS_PER_BATCH and c["family"] in by_family:
+                by_family[c["family"]].setdefault(key, c)
+    chosen: list[tuple[str, dict[str, Any]]] = []
+    for family, found in by_family.items():
+        ranked = sorted(found.values(), key=lambda c: (c["flops_per_example"], c["parameters"]))
+        picks = [ranked[0], ranked[-1]] if len(ranked) > 1 else ranked
+        for i, c in enumerate(picks[:per_family]):
+            chosen.append((f"{family}-{'small' if i == 0 else 'large'}", c))
+    return chosen
+
+
+def measure_grid(
+    networks: list[tuple[str, dict[str, Any]]], batches: list[int], threads: list[int], min_seconds: float
+) -> list[dict[str, Any]]:
+    from advisor.calibration import measure
+
+    rows = []
+    for name, candidate in networks:
+        for batch in batches:
+            for t in threads:
+                m = measure(candidate, batch_size=batch, threads=t, min_seconds=min_seconds, warmup=3)
+                if m.get("status", "ok") != "ok":
+                    continue
+                rows.append(
+                    {
+                        "network": name,
+                        "family": candidate["family"],
+                        "batch": batch,
+                        "threads": t,
+                        "measured": m["seconds_per_batch"],
+                        "iqr": m.get("iqr"),
+                    }
+                )
+                print(f"  {name:<12} b={batch:<4} t={t} {m['seconds_per_batch'] * 1e3:9.3f} ms", flush=True)
+    return rows
+
+
+def _stats(errors: list[float]) -> dict[str, float]:
+    absolute = [abs(e) for e in errors]
+    return {
+        "n": len(errors),
+        "median_abs": statistics.median(absolute),
+        "within_10": sum(a <= 0.10 for a in absolute) / len(absolute),
+        "within_15": sum(a <= 0.15 for a in absolute) / len(absolute),
+        "within_20": sum(a <= 0.20 for a in absolute) / len(absolute),
+        "p90_abs": sorted(absolute)[max(0, round(0.9 * len(absolute)) - 1)],
+    }
+
+
+def catalog_vs_shi() -> list[dict[str, Any]]:
+    """The catalog path (engine.estimate with the catalog's peaks) against Shi et al.'s best tool per cell."""
+    from advisor.engine import catalog
+    from advisor.engine.estimate import Device, layer_count, seconds_per_batch
+    from advisor.engine.memory import count_networks, kept_activations
+    from bench import cnn_networks, networks
+
+    table = shi2016_paper.load()
+    rows = []
+    for name in networks.NAMES:
+        if name in cnn_networks.PUBLISHED:
+            c = cnn_networks.candidate(name, networks.BATCH[name])
+        else:
+            c = networks.candidate(name)
+        for column, gpu_id in SHI_GPUS.items():
+            cells = [shi2016_paper.gpu(table, name, tool, column) for tool in shi2016_paper.TOOLS]
+            best = min((v for v in cells if v), default=None)
+            if best is None:
+                continue
+            entry = catalog.gpu(gpu_id)
+            dev = Device(
+                "gpu",
+                entry["name"],
+                entry["fp32_tflops"] * 1e12,
+                entry["memory_bandwidth_gbps"] * 1e9,
+                1,
+                entry["memory_gb"] * 1e9,
+            )
+            predicted = seconds_per_batch(
+                family=c["family"],
+                flops=c["flops_per_example"],
+                parameters=c["parameters"],
+                activations=kept_activations(count_networks(c)),
+                layers=layer_count(c["networks"]),
+                batch_size=networks.BATCH[name],
+                device=dev,
+            )
+            rows.append(
+                {
+                    "network": name,
+                    "gpu": column,
+                    "paper_best": best,
+                    "catalog": predicted,
+                    "error": (predicted - best) / best,
+                }
+            )
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench predict", description=__doc__.split("\n")[0])
+    parser.add_argument("--batches", default="16,64,256")
+    parser.add_argument("--threads", default="", help="default 1..physical cores")
+    parser.add_argument("--per-family", type=int, default=2)
+    parser.add_argument("--min-seconds", type=float, default=0.3)
+    parser.add_argument("--allocator", default="tuned", help="tuned (as calibrations run), default, inherit")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--quick", action="store_true", help="one network per family, batch 64, 1 thread")
+    parser.add_argument(
+        "--from", dest="source", type=Path, help="analyse a result.json's profile and rows again"
+    )
+    args = parser.parse_args(argv)
+    if args.source is None:
+        reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
+    from advisor.calibration.devices import physical_cores
+    from advisor.calibration.profile import profile_device
+    from advisor.engine.costmodel import step_cost
+    from advisor.engine.learned import cross_validate, rows_features
+
+    info = describe()
+    threads = (
+        [int(t) for t in args.threads.split(",")] if args.threads else list(range(1, physical_cores() + 1))
+    )
+    batches = [int(b) for b in args.batches.split(",")]
+    per_family = args.per_family
+    if args.quick:
+        threads, batches, per_family = [1], [64], 1
+    started = time.perf_counter()
+    networks = grid_networks(per_family)
+    out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{machine_slug()}"
+    out.mkdir(parents=True, exist_ok=True)
+    if args.source is not None:  # the measured rows and their profile, analysed by today's model
+        saved = json.loads(args.source.read_text(encoding="utf-8"))
+        profile, rows, info = saved["profile"], saved["rows"], saved["machine"]
+        started -= float(saved.get("seconds") or 0.0)  # the measuring run's time, not this analysis's
+        argv = saved["command"].split()[3:]
+    else:
+        profile = profile_device("cpu", threads=threads)
+        print(f"profile: {profile['seconds']:.1f} s, load {os.getloadavg()}")
+        rows = measure_grid(networks, batches, threads, args.min_seconds)
+        kept = {"machine": finish(info), "command": "python -m bench predict " + " ".join(argv)}
+        (out / "result.json").write_text(
+            json.dumps({**kept, "profile": profile, "rows": rows}), encoding="utf-8"
+        )
+        info = kept["machine"]
+    candidates = dict(networks)
+    for row in rows:
+        c = candidates[row["network"]]
+        row["profiled"] = step_cost(
+            c, batch_size=row["batch"], threads=row["threads"], profile=profile
+        ).seconds
+        row["error_profiled"] = (row["profiled"] - row["measured"]) / row["measured"]
+    features = rows_features([(candidates[r["network"]], r["batch"], r["threads"]) for r in rows], profile)
+    learned = cross_validate(rows, features, max_folds=len(rows))  # each network left out on its own
+    thread_hits = _thread_choice(rows)
+    shi = catalog_vs_shi()
+    result = {
+        "machine": info,
+        "command": "python -m bench predict " + " ".join(argv),
+        "seconds": time.perf_counter() - started,
+        "profile": profile,
+        "rows": rows,
+        "profiled": _stats([r["error_profiled"] for r in rows]),
+        "learned_leave_network_out": _stats(learned["leave_network_out"]),
+        "learned_same_network": _stats(learned["same_network"]),
+        "by_threads": {
+            str(t): {
+                "profiled": _stats([r["error_profiled"] for r in rows if r["threads"] == t]),
+                "learned_leave_network_out": _stats(
+                    [
+                        e
+                        for e, r in zip(learned["leave_network_out"], _lono_order(rows), strict=True)
+                        if r == t
+                    ]
+                ),
+                "learned_same_network": _stats(
+                    [e for e, r in zip(learned["same_network"], rows, strict=True) if r["threads"] == t]
+                ),
+            }
+            for t in sorted({r["threads"] for r in rows})
+        },
+        "threads_within_5pct": thread_hits,
+        "catalog_vs_shi": shi,
+        "catalog_vs_shi_stats": _stats([r["error"] for r in shi]) if shi else None,
+    }
+    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    text = _table(result)
+    (out / "table.md").write_text(text, encoding="utf-8")
+    print(text)
+    print(f"written to {out}")
+    return 0
+
+
+def _lono_order(rows: list[dict[str, Any]]) -> list[int]:
+    """The thread counts of the rows in the order cross_validate reports leave-network-out errors."""
+    names = list(dict.fromkeys(r["network"] for r in rows))
+    return [r["threads"] for name in names for r in rows if r["network"] == name]
+
+
+def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """For each (network, batch): is the predicted-fastest thread count within 5% of the measured best?"""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["network"], r["batch"]), []).append(r)
+    hits = total = 0
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        best = min(r["measured"] for r in group)
+        chosen = min(group, key=lambda r: r["profiled"])
+        total += 1
+        hits += chosen["measured"] <= 1.05 * best
+    return {"configurations": total, "within_5pct": hits / total if total else None}
+
+
+def _table(result: dict[str, Any]) -> str:
+    m = result["machine"]
+    lines = [
+        f"# bench predict on {m['machine']} ({m['cpu_model']}), allocator {m['allocator']}",
+        f"load average start {m['load_average_start']}, end {m['load_average_end']}; "
+        f"profile took {result['profile']['seconds']:.1f} s; whole run {result['seconds']:.0f} s",
+        "",
+        "| network | batch | threads | measured ms | profiled ms | error |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['network']} | {r['batch']} | {r['threads']} | {r['measured'] * 1e3:.3f} | "
+            f"{r['profiled'] * 1e3:.3f} | {r['error_profiled']:+.1%} |"
+        )
+    lines += [
+        "",
+        "| predictor | n | median abs | within 10% | within 15% | within 20% | 90th pct abs |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key in ("profiled", "learned_leave_network_out", "learned_same_network", "catalog_vs_shi_stats"):
+        s = result[key]
+        if s:
+            lines.append(
+                f"| {key} | {s['n']} | {s['median_abs']:.1%} | {s['within_10']:.0%} | {s['within_15']:.0%} | "
+                f"{s['within_20']:.0%} | {s['p90_abs']:.1%} |"
+            )
+    for threads, by in result["by_threads"].items():
+        for key, st in by.items():
+            lines.append(
+                f"| {key}, {threads} thread(s) | {st['n']} | {st['median_abs']:.1%} | {st['within_10']:.0%} "
+                f"| {st['within_15']:.0%} | {st['within_20']:.0%} | {st['p90_abs']:.1%} |"
+            )
+    t = result["threads_within_5pct"]
+    lines += [
+        "",
+        f"thread choice within 5% of the best measured: {t['within_5pct']} of {t['configurations']}",
+        "",
+        "| Shi network | GPU | paper best s | catalog s | error |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in result["catalog_vs_shi"]:
+        lines.append(
+            f"| {r['network']} | {r['gpu']} | {r['paper_best']:.4f} | {r['catalog']:.4f} "
+            f"| {r['error']:+.0%} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,129 @@
+"""The profiled time model: per-layer costs over each family's real step, threads, basis and error band."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from advisor.engine import estimate_for, measured_estimate, recommend
+from advisor.engine.costmodel import fastest_threads, step_cost
+from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
+from advisor.engine.profile import at_threads, interpolate, is_current
+from tests.engine.profiles import synthetic_profile
+from tests.engine.specs import CPU, GPU, spec
+
+PROFILE = synthetic_profile()
+FAMILY_SPECS = {
+    "ffn": spec("tabular", [20], outputs=3),
+    "cnn": spec("vision", [1, 28, 28], outputs=10),
+    "lstm": spec("sequence", [50, 12], outputs=5),
+    "gan": spec("generation", [1, 28, 28], generation="random"),
+    "vae": spec("generation", [20], generation="controlled"),
+    "dbn": spec("tabular", [40], outputs=4, labelled_fraction=0.2),
+}
+
+
+def _families() -> dict[str, dict[str, Any]]:
+    """Every family the specs reach, with a candidate each (the first one the engine proposes)."""
+    found: dict[str, dict[str, Any]] = {}
+    for s in FAMILY_SPECS.values():
+        for c in recommend(s)["candidates"]:
+            found.setdefault(c["family"], c)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("curve", "work", "expected"),
+    [
+        ([[10.0, 1.0], [1000.0, 10.0]], 100.0, 10**0.5),  # log-log between points
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, 1.0),  # below the smallest: the smallest's time
+        ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, 40.0),  # beyond the largest: its rate
+        ([[10.0, 1.0]], 0.0, 0.0),
+    ],
+)
+def test_it_reads_times_off_a_measured_curve(curve: list[list[float]], work: float, expected: float) -> None:
+    assert interpolate(curve, work) == pytest.approx(expected)
+
+
+def test_every_family_costs_more_at_a_larger_batch() -> None:
+    families = _families()
+    assert {"ffn", "cnn", "lstm", "gan", "vae", "dbn"} <= set(families)
+    for family, c in families.items():
+        small = step_cost(c, batch_size=16, threads=1, profile=PROFILE)
+        large = step_cost(c, batch_size=256, threads=1, profile=PROFILE)
+        assert 0 < small.seconds < large.seconds, family
+        assert small.seconds == pytest.approx(small.compute + small.other)
+
+
+def test_a_gan_step_runs_the_discriminator_three_times_and_both_optimisers() -> None:
+    gan = _families()["gan"]
+    both = step_cost(gan, batch_size=64, threads=1, profile=PROFILE)
+    d_only = copy.deepcopy(gan)
+    d_only["networks"]["generator"] = []
+    without_g = step_cost(d_only, batch_size=64, threads=1, profile=PROFILE)
+    assert both.seconds > without_g.seconds  # the generator's layers count
+    ffn_like = {**gan, "family": "ffn", "networks": {"model": gan["networks"]["discriminator"]}}
+    once = step_cost(ffn_like, batch_size=64, threads=1, profile=PROFILE)
+    assert both.compute > 3 * once.compute * 0.99
+
+
+def test_it_picks_one_thread_for_a_small_network_and_all_cores_for_a_large_one() -> None:
+    small = recommend(spec("tabular", [7], outputs=3, hardware={"cpu_cores": 2, "ram_gb": 8}))
+    small_c = small["candidates"][0]
+    assert fastest_threads(small_c, batch_size=64, profile=PROFILE, cores=2) == 1
+    large = recommend(spec("vision", [3, 32, 32], outputs=10, hardware={"cpu_cores": 2, "ram_gb": 8}))
+    large_c = large["candidates"][0]
+    assert fastest_threads(large_c, batch_size=64, profile=PROFILE, cores=2) == 2
+    with_profile = recommend(
+        spec("tabular", [7], outputs=3, hardware={"cpu_cores": 2, "ram_gb": 8}),
+        profile=PROFILE,
+        device="vm-cpu0",
+    )
+    plan = with_profile["hardware_plan"]
+    assert plan["threads"] == 1
+    text = next(r["text"] for r in plan["reasons"] if r["rule"] == "cpu.threads.physical")
+    assert "profile of vm-cpu0" in text and "1 thread" in text
+
+
+def test_a_profile_times_cpu_training_and_says_so() -> None:
+    s = spec("vision", [1, 28, 28], outputs=10, hardware={"cpu_cores": 2, "ram_gb": 8})
+    catalog = recommend(s)
+    profiled = recommend(s, profile=PROFILE, device="vm-cpu0")
+    for c in catalog["candidates"]:
+        assert c["estimate"]["basis"] == "catalog" and c["estimate"]["expected_error"] == CATALOG_ERROR
+    for c in profiled["candidates"]:
+        e = c["estimate"]
+        assert e["basis"] == "profiled" and e["expected_error"] == PROFILED_ERROR and e["device"] == "vm-cpu0"
+        threads = profiled["hardware_plan"]["threads"]
+        batch = c["training"]["batch_size"]
+        assert (
+            e["seconds_per_batch"] == step_cost(c, batch_size=batch, threads=threads, profile=PROFILE).seconds
+        )
+    assert profiled["device_profile"]["device"] == "vm-cpu0"
+
+
+def test_a_cpu_profile_does_not_time_gpu_training() -> None:
+    result = recommend(spec("vision", [1, 28, 28], outputs=10, hardware=GPU), profile=PROFILE, device="x")
+    assert result["hardware_plan"]["device"] == "gpu"
+    assert {c["estimate"]["basis"] for c in result["candidates"]} == {"catalog"}
+
+
+def test_estimates_at_another_batch_keep_the_profile_and_measured_ones_their_band() -> None:
+    rec = recommend(spec("tabular", [20], outputs=3, hardware=CPU), profile=PROFILE, device="vm-cpu0")
+    other = estimate_for(rec, 0, batch_size=32)
+    assert other["basis"] == "profiled" and other["batch_size"] == 32
+    measured = measured_estimate(rec, 0, seconds_per_batch=0.002, batch_size=32)
+    assert measured["basis"] == "measured" and measured["expected_error"] == MEASURED_ERROR
+    assert measured["analytic"] == other
+
+
+def test_a_profile_is_read_at_the_nearest_thread_count_and_is_current_only_for_its_torch() -> None:
+    assert at_threads(PROFILE, 8) is PROFILE["threads"]["2"]
+    assert at_threads(PROFILE, 1) is PROFILE["threads"]["1"]
+    assert is_current(PROFILE, torch_version="0.0-test", processor="Test CPU")
+    assert not is_current(PROFILE, torch_version="2.13.0", processor="Test CPU")
+    assert not is_current(PROFILE, torch_version="0.0-test", processor="Other CPU")
+    assert not is_current({**PROFILE, "version": 0}, torch_version="0.0-test", processor="Test CPU")
+    assert not is_current(None, torch_version="0.0-test", processor="Test CPU")

@@ -1,0 +1,155 @@
+"""Device profiles: measured in a child process, stored on the host's Device, refreshed when torch or the
+processor changed; the advise command's --device; estimates say their basis and error band."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from advisor import engine, profiles, services, tasks, workers
+from advisor.calibration.devices import cpu_model_name
+from advisor.engine.costmodel import step_cost
+from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+from tests.engine.profiles import synthetic_profile
+
+pytestmark = pytest.mark.django_db
+
+
+def _device(host: str, profile: dict[str, Any] | None = None) -> Device:
+    (row,) = workers.register_devices(
+        host=host, worker=f"cpu0@{host}", devices=[{"kind": "cpu", "index": 0, "name": "x", "cores": 2}]
+    )
+    if profile is not None:
+        profiles.store_profile(device=row, profile=profile)  # type: ignore[arg-type]
+    return row
+
+
+def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_current_one() -> None:
+    stale = _device("stale", dict(synthetic_profile()))  # made by another torch on another processor
+    current = synthetic_profile()
+    current.update(torch=torch.__version__, processor=cpu_model_name())
+    fresh = _device("fresh", dict(current))
+    done = profiles.profile_devices([stale, fresh], threads=[1])
+    assert [d.pk for d in done] == [stale.pk]
+    stale.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stale.torch_version == torch.__version__ and stale.processor == cpu_model_name()
+    assert stale.profile is not None and stale.profile["allocator"] == "tuned"  # measured as calibrations run
+    rates = stale.profile["threads"]["1"]
+    assert set(stale.profile["threads"]) == {"1"}
+    for curve in ("linear", "conv", "recurrent", "rnn", "elementwise"):
+        works = [w for w, _ in rates[curve]]
+        assert works == sorted(works) and all(s > 0 for _, s in rates[curve])
+    assert rates["step_seconds"] > 0 and rates["optimizer"]["adam"][-1][1] > 0
+    assert fresh.profile == current  # not measured again: still the stored synthetic one
+
+
+def test_profile_device_stores_and_prints_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    call_command("profile_device", "--host", "cmdhost", "--threads", "1")
+    out = json.loads(capsys.readouterr().out)
+    row = Device.objects.get(pk="cmdhost-cpu0")
+    assert out["device"] == row.pk and out["threads"] == row.profile["threads"]
+    assert row.torch_version == torch.__version__ and row.processor == cpu_model_name()
+
+
+def test_profile_device_refuses_a_device_this_machine_lacks() -> None:
+    with pytest.raises(CommandError, match="no device 'cuda:7'"):
+        call_command("profile_device", "--device", "cuda:7", "--host", "cmdhost")
+
+
+def _advise(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        call_command("advise", *args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_advise_times_the_network_from_the_named_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tabular_spec: dict[str, Any]
+) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(tabular_spec))
+    profiled = _device("clihost", dict(synthetic_profile()))
+    code, out, _ = _advise(capsys, str(path), "--device", profiled.pk)
+    assert code == 0
+    estimate = json.loads(out)["candidates"][0]["estimate"]
+    assert (estimate["basis"], estimate["device"]) == ("profiled", profiled.pk)
+    assert 0 < estimate["expected_error"] < 1
+    bare = _device("barehost")
+    code, out, _ = _advise(capsys, str(path), "--device", bare.pk)
+    assert code == 0 and json.loads(out)["candidates"][0]["estimate"]["basis"] == "catalog"
+
+
+@pytest.mark.parametrize("name", ["nowhere-cpu0", "cuda:9", ""])
+def test_advise_exits_2_naming_the_device_for_an_unknown_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tabular_spec: dict[str, Any], name: str
+) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(tabular_spec))
+    code, out, err = _advise(capsys, str(path), "--device", name)
+    assert code == 2 and out == ""
+    assert "no device" in json.loads(err)["device"][0]
+
+
+def _calibrated(user: Any, device: Device, specs: list[dict[str, Any]], slow: float) -> None:
+    """Finished calibrations whose measurements run `slow` times what the profile predicts, as on a device
+    whose real steps cost more than its profile's isolated operations."""
+    profile = device.profile
+    for s in specs:
+        rec = services.advise(owner=user, spec=s)
+        candidate = rec.result["candidates"][0]
+        job = CalibrationJob.objects.create(
+            owner=user,
+            recommendation=rec,
+            device=device,
+            batch_sizes=[16, 64, 256],
+            threads=[1, 2],
+            time_limit_seconds=60,
+            status=CalibrationJob.SUCCEEDED,
+        )
+        for batch in (16, 64, 256):
+            for threads in (1, 2):
+                seconds = (
+                    slow * step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+                )
+                Measurement.objects.create(
+                    job=job, batch_size=batch, threads=threads, seconds_per_batch=seconds, result={}
+                )
+
+
+def test_a_finished_calibration_refits_the_devices_time_model(
+    user: Any, tabular_spec: dict[str, Any]
+) -> None:
+    device = _device("learns", dict(synthetic_profile()))
+    assert tasks.refit_time_model(device.pk) is None  # nothing measured yet: the profile alone
+    specs = [
+        tabular_spec,
+        {**tabular_spec, "data": {"examples": 5000, "input_shape": [300], "outputs": 10}},
+        {
+            **tabular_spec,
+            "data": {"examples": 5000, "input_shape": [1, 28, 28], "outputs": 10},
+            "task": "vision",
+        },
+        {**tabular_spec, "data": {"examples": 5000, "input_shape": [40], "outputs": 4}},
+    ]
+    _calibrated(user, device, specs, slow=1.5)
+    assert tasks.refit_time_model(device.pk) == 1
+    model = TimeModel.objects.get(device=device)
+    assert (model.rows, model.networks) == (24, 4) and 0 <= model.expected_error < 0.2
+    profiled = profiles.recommend(tabular_spec, None)
+    predicted = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
+    assert predicted["basis"] == "predicted" and predicted["expected_error"] == model.expected_error
+    plain = engine.recommend(tabular_spec, profile=device.profile, device=device.pk)
+    ratio = predicted["seconds_per_batch"] / plain["candidates"][0]["estimate"]["seconds_per_batch"]
+    assert 1.3 < ratio < 1.7  # learned the 1.5x the measurements showed
+    assert profiled["candidates"][0]["estimate"]["basis"] == "catalog"
+    assert tasks.refit_time_model(device.pk) == 2  # each refit is a new version
