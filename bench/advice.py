@@ -220,8 +220,12 @@ def time_to_target(
         epochs = curve.full_size_epochs(
             reached["updates"], batch_size=run["batch_size"], full_examples=len(split.x_train)
         )
-        per_step = run["epochs"][-1]["seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
-        row["predicted"] = {"epochs": epochs, "seconds": epochs * steps * per_step}
+        # the sample's steps time the full size's steps; scoring the (whole) validation and test splits
+        # after each epoch costs the same at both sizes, so it is added per epoch, not per step
+        last = run["epochs"][-1]
+        per_step = last["step_seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
+        scoring = (last["seconds"] - last["step_seconds"]) / len(run["epochs"])
+        row["predicted"] = {"epochs": epochs, "seconds": epochs * (steps * per_step + scoring)}
     if actual and actual["reached"]:
         epoch = actual["epoch"]
         row["actual"] = {"epochs": epoch, "seconds": full["epochs"][epoch - 1]["seconds"]}
