@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.engine import memory_for, recommend
+from advisor.engine import memory_for, recommend, resident_for
 
 FAMILIES = ("ffn", "ae", "cnn", "dn", "rnn", "lstm", "vae", "gan", "rbm", "dbn")
 BATCHES = (8, 32, 128)
@@ -101,6 +101,8 @@ def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, s
     measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     estimate = memory_for(candidate, batch_size=batch, device=device)
     reference = measured["max_memory_allocated_bytes"] or measured["live_tensor_peak_bytes"]
+    resident = None if device.startswith("cuda") else resident_for(candidate, batch_size=batch)
+    rss = measured["rss_growth_bytes"]
     row = {
         "family": candidate["family"],
         "network": _name(candidate),
@@ -108,9 +110,10 @@ def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, s
         "estimate": estimate,
         **measured,
         "live_error": estimate["total"] / reference - 1 if reference else None,
-        "rss_error": (
-            estimate["total"] / measured["rss_growth_bytes"] - 1 if measured["rss_growth_bytes"] else None
-        ),
+        "rss_error": estimate["total"] / rss - 1 if rss else None,
+        # the allocator-aware estimate (resident_for) against the same resident-set growth
+        "resident": resident,
+        "resident_error": resident / rss - 1 if rss and resident else None,
     }
     return row
 
@@ -120,7 +123,10 @@ def _name(c: dict[str, Any]) -> str:
     return f"{c['family']} {'x'.join(map(str, c['io']['input_shape']))} [{widths}]"
 
 
-HEADER = f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
+HEADER = (
+    f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
+    f" {'resident':>10} {'err':>7}"
+)
 
 
 def row_text(r: dict[str, Any]) -> str:
@@ -128,7 +134,8 @@ def row_text(r: dict[str, Any]) -> str:
     return (
         f"{r['network']:<34} {r['batch']:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
         f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
-        f"{r['rss_error'] or 0:>+7.1%}"
+        f"{r['rss_error'] or 0:>+7.1%} {(r.get('resident') or 0) / 1e6:>9.2f}M "
+        f"{r.get('resident_error') or 0:>+7.1%}"
     )
 
 
@@ -136,6 +143,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     live = [abs(r["live_error"]) for r in rows if r["live_error"] is not None]
     big = [r for r in rows if (r["rss_growth_bytes"] or 0) >= RSS_FLOOR and r["rss_error"] is not None]
     rss = [abs(r["rss_error"]) for r in big]
+    resident = [abs(r["resident_error"]) for r in big if r.get("resident_error") is not None]
     return {
         "configurations": len(rows),
         "live_within_10pct": sum(e <= LIVE_TARGET for e in live) / len(live) if live else None,
@@ -143,6 +151,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "rss_configurations_over_30MB": len(big),
         "rss_within_20pct": sum(e <= RSS_TARGET for e in rss) / len(rss) if rss else None,
         "rss_median_abs_error": statistics.median(rss) if rss else None,
+        "resident_within_20pct": sum(e <= RSS_TARGET for e in resident) / len(resident) if resident else None,
+        "resident_median_abs_error": statistics.median(resident) if resident else None,
     }
 
 
@@ -156,7 +166,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-bytes", type=float, default=2e9, help="skip configurations estimated above")
     parser.add_argument("--out", type=Path, help="write rows and summary as JSON here")
     parser.add_argument("--table", type=Path, help="print the table and summary of a saved --out file")
+    parser.add_argument(
+        "--curve", metavar="FAMILY", help="per-step RSS, heap and in-use growth of one family"
+    )
+    parser.add_argument("--batch", type=int, default=128, help="--curve's mini-batch")
+    parser.add_argument("--steps", type=int, default=8, help="--curve's steps")
+    parser.add_argument("--no-trim", action="store_true", help="--curve without malloc_trim between runs")
     args = parser.parse_args(argv)
+    if args.curve:
+        from bench.memory_curve import curve
+
+        return curve(args.curve, args.batch, args.steps, trim=not args.no_trim)
     if args.table:
         saved = json.loads(args.table.read_text())
         print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")

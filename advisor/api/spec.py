@@ -118,6 +118,7 @@ class _Candidate(serializers.Serializer[dict[str, Any]]):
     flops_per_example = serializers.IntegerField()
     training = serializers.DictField()
     memory_bytes = serializers.DictField(child=serializers.IntegerField())
+    resident_bytes = serializers.IntegerField(allow_null=True, required=False)
     estimate = _Estimate()
     reasons = _Reason(many=True)
 

@@ -3,6 +3,7 @@
 recommend(spec) -> Recommendation (without id)      normalise(spec) -> validated spec, defaults filled
 SpecError(.errors: {dotted.path: [messages]})         gpu_catalog() -> [GPU dicts]
 rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batch_size=) -> memory_bytes
+resident_for(candidate, batch_size=) -> CPU resident-set growth in bytes (simulated heap)
 estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
 follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
@@ -13,7 +14,7 @@ from __future__ import annotations
 from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, storage_catalog
 from advisor.engine.errors import SpecError
 from advisor.engine.measured import estimate_for, measured_estimate
-from advisor.engine.memory import memory_for
+from advisor.engine.memory import memory_for, resident_for
 from advisor.engine.plan import follow_measurement
 from advisor.engine.recommend import recommend
 from advisor.engine.rules import RULES, rules
@@ -31,6 +32,7 @@ __all__ = [
     "memory_for",
     "normalise",
     "recommend",
+    "resident_for",
     "rules",
     "storage_catalog",
 ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.layers import Layer
-from advisor.engine.memory import count_networks, kept_activations, memory_for
+from advisor.engine.memory import count_networks, kept_activations, memory_for, resident_for
 from advisor.engine.training import setup
 
 
@@ -67,6 +67,10 @@ def to_candidate(draft: Draft, spec: dict[str, Any]) -> dict[str, Any]:
     candidate["training"] = training
     device = "cuda" if spec["hardware"].get("gpu") else "cpu"
     candidate["memory_bytes"] = memory_for(candidate, batch_size=training["batch_size"], device=device)
+    # the host process's resident set when training on the CPU (heap fragmentation included); None on a GPU
+    candidate["resident_bytes"] = (
+        resident_for(candidate, batch_size=training["batch_size"]) if device == "cpu" else None
+    )
     candidate["reasons"] = [*draft.reasons, *training_reasons]
     return candidate
 

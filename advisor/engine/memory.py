@@ -10,11 +10,13 @@ gradients, optimizer (state), activations (saved for backward), batch (inputs an
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
+from advisor.engine.heap import resident_growth
 from advisor.engine.layers import Counts, Layer, Shape, count
 from advisor.engine.timeline import (
     CUDA_BLOCK,
@@ -106,10 +108,10 @@ def composite_memory(layer: Layer, s: Shape) -> LayerMemory:
 class _Step:
     """A family's step on one Timeline: the shared moves (parameters, a network's pass, the update)."""
 
-    def __init__(self, candidate: dict[str, Any], batch: int, device: str) -> None:
+    def __init__(self, candidate: dict[str, Any], batch: int, device: str, *, record: bool = False) -> None:
         self.c, self.b = candidate, batch
         self.cuda = device.startswith("cuda")
-        self.t = Timeline(CUDA_BLOCK if self.cuda else 1)
+        self.t = Timeline(CUDA_BLOCK if self.cuda else 1, record=record)
         training = candidate.get("training") or {}
         self.optimizer = str(training.get("optimizer") or "sgd")
         self.states = optimizer_states(self.optimizer, training.get("momentum"))
@@ -312,6 +314,37 @@ def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu
 
 
 _PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
+
+
+# steps the resident set is followed over: measure() runs a warm-up and at least three timed steps, and the
+# heap's high-water mark stops rising after the second in the model (bench/README.md "memory")
+RESIDENT_STEPS = 4
+
+
+def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RESIDENT_STEPS) -> int:
+    """The CPU process's resident-set growth over `steps` training steps under glibc with the harness's
+    thresholds: the same replay as memory_for, its allocations placed on a simulated heap (heap.py), so chunk
+    headers, 64-byte alignment, lazily made optimiser state and the holes freed tensors leave are counted.
+    Above memory_for's "total", which stays what batch fitting uses."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    key = (
+        json.dumps(candidate["networks"], sort_keys=True),
+        json.dumps(candidate["io"], sort_keys=True),
+        json.dumps(candidate.get("training") or {}, sort_keys=True),
+        batch_size,
+        steps,
+    )
+    if key not in _RESIDENT:
+        if len(_RESIDENT) > 1024:
+            _RESIDENT.clear()
+        step = _Step(candidate, batch_size, "cpu", record=True)
+        _FAMILIES.get(family_of(candidate), _backprop)(step)
+        _RESIDENT[key] = resident_growth(step.t.events or [], steps=steps)
+    return _RESIDENT[key]
+
+
+_RESIDENT: dict[tuple[Any, ...], int] = {}
 
 
 def _replay(candidate: dict[str, Any], batch_size: int, device: str) -> dict[str, int]:

@@ -22,8 +22,10 @@ CUDA_BLOCK = 512  # bytes: the CUDA caching allocator's rounding of every block
 class Timeline:
     """Live bytes by category; `at_peak` is the breakdown at the highest total seen."""
 
-    def __init__(self, block: int = 1) -> None:
+    def __init__(self, block: int = 1, *, record: bool = False) -> None:
         self.block = block
+        # every allocation and free in order, for the heap model (heap.py); None when not asked for
+        self.events: list[tuple[bool, str, int]] | None = [] if record else None
         self.live = dict.fromkeys(CATEGORIES, 0)
         self.total = 0
         self.peak = 0
@@ -35,6 +37,8 @@ class Timeline:
 
     def alloc(self, category: str, n: float) -> int:
         n = self.size(n)
+        if self.events is not None and n:
+            self.events.append((True, category, n))
         self.live[category] += n
         self.total += n
         if self.total > self.peak:
@@ -45,6 +49,8 @@ class Timeline:
     def free(self, category: str, n: float) -> None:
         """Free `n` bytes allocated in `category` (already rounded by alloc, or rounded now)."""
         n = self.size(n)
+        if self.events is not None and n:
+            self.events.append((False, category, n))
         self.live[category] -= n
         self.total -= n
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from bench.memory import FAMILIES, candidates, run_one, summary
+from bench.memory_curve import curve
 
 
 def test_the_benchmark_covers_all_ten_families() -> None:
@@ -18,4 +21,14 @@ def test_one_configuration_is_measured_in_a_fresh_process() -> None:
     assert row["status"] == "ok" and row["family"] == "ffn"
     assert row["live_tensor_peak_bytes"] > 0 and row["rss_growth_bytes"] is not None
     assert abs(row["live_error"]) < 0.10
+    assert row["resident"] >= row["estimate"]["total"] and row["resident_error"] is not None
     assert summary([row])["configurations"] == 1
+
+
+def test_the_curve_follows_each_step_of_a_fresh_process(capsys: pytest.CaptureFixture[str]) -> None:
+    assert curve("cnn", 16, 3) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines[2:]]
+    assert [r[0] for r in rows] == ["0", "1", "2", "3"]  # the first run's total, then each measured step
+    in_use = [float(r[3].rstrip("M")) for r in rows[1:]]
+    assert in_use[-1] > 0 and in_use == sorted(in_use)  # a high-water mark only rises
