@@ -223,8 +223,8 @@ def time_to_target(
         # the sample's steps time the full size's steps; scoring the (whole) validation and test splits
         # after each epoch costs the same at both sizes, so it is added per epoch, not per step
         last = run["epochs"][-1]
-        per_step = last["step_seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
-        scoring = (last["seconds"] - last["step_seconds"]) / len(run["epochs"])
+        per_step = last["train_seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
+        scoring = (last["seconds"] - last["train_seconds"]) / len(run["epochs"])
         row["predicted"] = {"epochs": epochs, "seconds": epochs * (steps * per_step + scoring)}
     if actual and actual["reached"]:
         epoch = actual["epoch"]

@@ -195,7 +195,7 @@ def train(
             "test": test,
             "val_loss": loss,
             "seconds": round(time.monotonic() - started, 3),
-            "step_seconds": round(stepping, 3),
+            "train_seconds": round(stepping, 3),
         }
         run["epochs"].append(row)
         best = run["val_score"]
