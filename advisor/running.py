@@ -34,6 +34,10 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
 
     started = time.monotonic()
     candidate = job.recommendation.result["candidates"][job.candidate]
+    if job.options.get("spread"):
+        from advisor.spread import run_participant
+
+        return run_participant(job, watcher, candidate)
     plan = JobPlan(
         candidate=candidate,
         device=_torch_device(job),
@@ -109,7 +113,7 @@ def _conclude(job: CalibrationJob, watcher: jobs.Watcher, summary: dict[str, Any
     if summary.get("status") == "timed_out":
         error = error or f"stopped at the time limit of {job.time_limit_seconds} s"
     estimate = measured_estimate(job) if status == CalibrationJob.SUCCEEDED else None
-    if status == CalibrationJob.SUCCEEDED and estimate is None:
+    if status == CalibrationJob.SUCCEEDED and estimate is None and not job.options.get("spread"):
         status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
     # Each configuration's result, with all its step samples, is in its Measurement row already.
     summary = {key: value for key, value in summary.items() if key != "results"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, cast
 
@@ -252,4 +253,10 @@ def idempotency_conflict(
 def cancel_calibration(*, job: CalibrationJob) -> CalibrationJob:
     """Queued: cancelled at once and its task revoked. Running: the runner stops the measuring child at its
     next check. Finished: JobFinished."""
+    spread = job.options.get("spread")
+    if spread:  # one spread calibration (advisor/spread.py): cancelling any of its jobs cancels them all
+        others = CalibrationJob.objects.filter(options__spread__group=spread["group"]).exclude(pk=job.pk)
+        for other in others:
+            with contextlib.suppress(JobFinished):
+                cancel(CALIBRATIONS, other)
     return cancel(CALIBRATIONS, job)

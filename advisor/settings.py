@@ -206,6 +206,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # kills the measuring child; these task limits are the backstop for the task itself.
 CALIBRATION_MAX_SECONDS = env_int("CALIBRATION_MAX_SECONDS", 600, minimum=1)
 CALIBRATION_DEFAULT_SECONDS = env_int("CALIBRATION_DEFAULT_SECONDS", 120, minimum=1)
+# The address this worker's peers reach it at, where it hosts a spread calibration's rendezvous (spread.py).
+DISTRIBUTED_ADDRESS = env_str("DISTRIBUTED_ADDRESS", "127.0.0.1")
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", CALIBRATION_MAX_SECONDS + 60, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", CALIBRATION_MAX_SECONDS + 120, minimum=1)
 # Timed seconds per configuration unless a job asks for more: half a second keeps a default sweep of a small

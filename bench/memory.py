@@ -176,7 +176,8 @@ def main(argv: list[str]) -> int:
     if args.curve:
         from bench.memory_curve import curve
 
-        return curve(args.curve, args.batch, args.steps, trim=not args.no_trim)
+        candidate = next(c for c in candidates(1) if c["family"] == args.curve)
+        return curve(candidate, args.batch, args.steps, trim=not args.no_trim)
     if args.table:
         saved = json.loads(args.table.read_text())
         print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")

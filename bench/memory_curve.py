@@ -36,14 +36,13 @@ class _MallInfo2(ctypes.Structure):
     ]
 
 
-def _child(family: str, batch: int, steps: int, trim: bool) -> dict[str, Any]:
+def _child(candidate: dict[str, Any], batch: int, steps: int, trim: bool) -> dict[str, Any]:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     from advisor.calibration.memory import peak_rss_bytes, release_free_memory, reset_peak_rss, rss_bytes
     from advisor.calibration.steps import make_step
     from advisor.engine import memory_for, resident_for
-    from bench.memory import candidates
 
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = _MallInfo2
@@ -64,7 +63,6 @@ def _child(family: str, batch: int, steps: int, trim: bool) -> dict[str, Any]:
             return out
 
     torch.set_num_threads(1)
-    candidate = next(c for c in candidates(1) if c["family"] == family)
     rows: list[dict[str, float]] = []
     for run in (1, 2):
         if trim:  # as measure() does; without it the first run's free pages stay resident
@@ -89,7 +87,7 @@ def _child(family: str, batch: int, steps: int, trim: bool) -> dict[str, Any]:
                     )
         step = batch_tensors = None  # type: ignore[assignment]
     return {
-        "family": family,
+        "family": candidate["family"],
         "batch": batch,
         "live_estimate_mb": memory_for(candidate, batch_size=batch)["total"] / 1e6,
         "resident_estimate_mb": resident_for(candidate, batch_size=batch) / 1e6,
@@ -97,12 +95,16 @@ def _child(family: str, batch: int, steps: int, trim: bool) -> dict[str, Any]:
     }
 
 
-def curve(family: str, batch: int, steps: int, *, trim: bool = True) -> int:
+def curve(candidate: dict[str, Any], batch: int, steps: int, *, trim: bool = True) -> int:
+    """Runs `candidate` (a recommendation's candidate) in a fresh process; it travels on stdin."""
     from advisor.calibration.allocator import TUNED_GLIBC_ENV
 
     env = {**os.environ, **TUNED_GLIBC_ENV}
-    args = [sys.executable, "-m", "bench.memory_curve", family, str(batch), str(steps), str(int(trim))]
-    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
+    args = [sys.executable, "-m", "bench.memory_curve", str(batch), str(steps), str(int(trim))]
+    out = subprocess.run(
+        args, input=json.dumps(candidate), capture_output=True, text=True, env=env, check=True
+    ).stdout
+    family = candidate["family"]
     result = json.loads(out.strip().splitlines()[-1])
     print(
         f"{family} batch {batch}{'' if trim else ' (no trim)'}: "
@@ -117,4 +119,4 @@ def curve(family: str, batch: int, steps: int, *, trim: bool = True) -> int:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1")))
+    print(json.dumps(_child(json.load(sys.stdin), int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1")))

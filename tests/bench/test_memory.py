@@ -26,7 +26,8 @@ def test_one_configuration_is_measured_in_a_fresh_process() -> None:
 
 
 def test_the_curve_follows_each_step_of_a_fresh_process(capsys: pytest.CaptureFixture[str]) -> None:
-    assert curve("cnn", 16, 3) == 0
+    cnn = next(c for c in candidates(per_family=1) if c["family"] == "cnn")
+    assert curve(cnn, 16, 3) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines[2:]]
     assert [r[0] for r in rows] == ["0", "1", "2", "3"]  # the first run's total, then each measured step

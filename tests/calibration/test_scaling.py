@@ -21,20 +21,13 @@ from advisor.calibration.scaling import (
     run_ranks,
     run_scaling,
 )
+from tests.processes import spawned_children
 
 SMALL = EXAMPLES["tabular-mlp"]()
 
 
 def _ranks_left() -> list[psutil.Process]:
-    """Spawned children still running (multiprocessing's own resource tracker is not one of ours)."""
-    found = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(p.cmdline()):
-                found.append(p)
-        except psutil.NoSuchProcess:
-            pass
-    return found
+    return spawned_children(psutil.Process())
 
 
 def test_it_times_two_gloo_ranks_of_one_thread_against_one() -> None:

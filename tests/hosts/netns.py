@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from tests.conftest import need
 
 SUBNET = "10.218.18"  # a /30 of the test's own; it exists only inside the two namespaces
+SUBNET_BITS = 30
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def two_hosts() -> Iterator[tuple[Host, Host]]:
             b.netns,
         )
         for host in (a, b):
-            _ip("-n", host.netns, "addr", "add", f"{host.address}/30", "dev", host.ifname)
+            _ip("-n", host.netns, "addr", "add", f"{host.address}/{SUBNET_BITS}", "dev", host.ifname)
             _ip("-n", host.netns, "link", "set", host.ifname, "up")
             _ip("-n", host.netns, "link", "set", "lo", "up")
         yield a, b

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 
 from advisor.models import CalibrationJob
 from tests.conftest import WorkerProcess, wait_for
+from tests.processes import spawned_children
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_redis]
 
@@ -50,14 +50,8 @@ def test_it_measures_each_world_size_after_the_sweep(
 
 
 def _ranks_of(worker: WorkerProcess) -> list[psutil.Process]:
-    """The worker's spawned children (multiprocessing's resource tracker is not one)."""
     assert worker.proc is not None
-    found = []
-    for child in psutil.Process(worker.proc.pid).children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if child.status() != psutil.STATUS_ZOMBIE and "spawn_main" in " ".join(child.cmdline()):
-                found.append(child)
-    return found
+    return spawned_children(psutil.Process(worker.proc.pid))
 
 
 def _long_job(worker: WorkerProcess, user: Any, tabular_spec: Any) -> CalibrationJob:

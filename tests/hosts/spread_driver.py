@@ -1,0 +1,75 @@
+"""Runs inside test host a (its network namespace, where the private database is): submits one spread
+calibration over the two hosts' CPU devices and reports, as JSON lines, when both ranks train and when
+every job has finished. `python tests/hosts/spread_driver.py quick|long`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import django
+
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402  (after django.setup)
+
+from advisor import services, spread  # noqa: E402
+from advisor.models import CalibrationJob, Device  # noqa: E402
+from tests.conftest import TABULAR_SPEC  # noqa: E402
+
+SPEC = TABULAR_SPEC
+
+
+def emit(**event: object) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def _devices() -> list[Device] | None:
+    found = list(Device.objects.filter(id__in=["hosta-cpu0", "hostb-cpu0"]).order_by("id"))
+    return found if len(found) == 2 and all(d.online for d in found) else None
+
+
+def main(mode: str) -> None:
+    deadline = time.monotonic() + 120
+    while (devices := _devices()) is None:
+        assert time.monotonic() < deadline, "the two workers did not announce their devices"
+        time.sleep(0.5)
+    user = User.objects.create_user(username=f"spread-{mode}")
+    rec = services.advise(owner=user, spec=SPEC)
+    seconds = 0.3 if mode == "quick" else 500
+    jobs = spread.submit_spread_calibration(
+        owner=user,
+        recommendation=rec,
+        candidate=0,
+        devices=devices,
+        time_limit_seconds=600,
+        options={"data_parallel_min_seconds": seconds},
+    )
+    ids = [j.pk for j in jobs]
+    emit(type="submitted", jobs=ids)
+    said = False
+    steps: list[str] = []
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline:
+        rows = list(CalibrationJob.objects.filter(pk__in=ids).order_by("pk"))
+        if [r.step for r in rows] != steps:
+            steps = [r.step for r in rows]
+            emit(type="steps", steps=steps, statuses=[r.status for r in rows])
+        if not said and all("timing" in r.step for r in rows):
+            emit(type="training", steps=[r.step for r in rows])
+            said = True
+        if all(r.finished for r in rows):
+            emit(
+                type="done",
+                jobs=[{"status": r.status, "error": r.error, "summary": r.summary} for r in rows],
+            )
+            return
+        if mode == "cancel" and said and not rows[0].cancel_requested and not rows[0].finished:
+            services.cancel_calibration(job=rows[0])
+        time.sleep(0.3)
+    emit(type="timeout")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
