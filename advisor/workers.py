@@ -63,6 +63,13 @@ def register_devices(*, host: str, worker: str, devices: list[dict[str, Any]]) -
 
 
 def device_queue(device_id: str) -> str:
+    """The one queue of a device: every kind of device job (calibrations, probes) goes there."""
+    return f"device.{device_id}"
+
+
+def legacy_queue(device_id: str) -> str:
+    """The name the device queue had before it carried probes too. A worker still consumes it, so messages
+    queued under it before an upgrade are run rather than stranded."""
     return f"calibrate.{device_id}"
 
 

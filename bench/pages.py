@@ -77,7 +77,7 @@ def _populate(recs: int, jobs: int) -> dict[str, Any]:
     )
     device = Device.objects.create(
         id="bench-cpu0", host="bench", kind="cpu", name="Bench CPU", cores=4, threads=8,
-        memory_bytes=16 * 2**30, queue="calibrate.bench-cpu0", last_seen=timezone.now(),
+        memory_bytes=16 * 2**30, queue="device.bench-cpu0", last_seen=timezone.now(),
     )  # fmt: skip
     tabular = list(Recommendation.objects.filter(spec__task="tabular").order_by("-id")[:jobs])
     now = timezone.now()

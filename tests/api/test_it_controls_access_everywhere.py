@@ -43,9 +43,7 @@ LISTS = ["/api/v1/recommendations/", "/api/v1/calibrations/", "/api/v1/samples/"
 @pytest.fixture
 def bobs(other_user: Any, tabular_spec: dict[str, Any]) -> dict[str, int]:
     """One of each of bob's objects, a job of each kind still queued (so a cancel would change it)."""
-    device = Device.objects.create(
-        id="acl-cpu0", host="acl", kind="cpu", name="CPU", queue="calibrate.acl-cpu0"
-    )
+    device = Device.objects.create(id="acl-cpu0", host="acl", kind="cpu", name="CPU", queue="device.acl-cpu0")
     rec = services.advise(owner=other_user, spec=tabular_spec)
     cal = CalibrationJob.objects.create(
         owner=other_user,

@@ -34,7 +34,7 @@ def job(user: Any, device: Device) -> CalibrationJob:
 
 def test_it_registers_a_device_with_its_own_queue(device: Device) -> None:
     assert device.id == "box-cpu0"
-    assert device.queue == "calibrate.box-cpu0"
+    assert device.queue == "device.box-cpu0"
     assert device.online
 
 

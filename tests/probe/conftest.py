@@ -77,5 +77,5 @@ def device(db: None) -> object:
         name="test CPU",
         cores=2,
         threads=2,
-        queue="calibrate.probe-test-cpu0",
+        queue="device.probe-test-cpu0",
     )

@@ -73,6 +73,10 @@ def test_it_trains_the_shallow_candidate_on_iris_and_scores_it_held_out(
     best = next(r for r in run["epochs"] if r["epoch"] == run["best_epoch"])
     assert best["test"] == run["score"]  # the reported score is the test score at the best validation epoch
     assert run["stopped"] in {"epochs", "plateau", "time"}
+    # the time inside training steps is part of the epoch's time, and scoring the epoch takes the rest
+    steps = [r["train_seconds"] for r in run["epochs"]]
+    assert steps == sorted(steps) and steps[-1] > 0
+    assert all(r["train_seconds"] <= r["seconds"] for r in run["epochs"])
 
 
 @pytest.mark.slow

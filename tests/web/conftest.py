@@ -47,7 +47,7 @@ def device(db: None) -> Device:
         cores=2,
         threads=2,
         memory_bytes=8 * 2**30,
-        queue="calibrate.webtest-cpu0",
+        queue="device.webtest-cpu0",
         last_seen=timezone.now(),
     )
 

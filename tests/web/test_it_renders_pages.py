@@ -188,7 +188,7 @@ def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, re
 
     gpu = Device.objects.create(
         id="webtest-cuda0", host="webtest", kind="cuda", name="NVIDIA H100 80GB HBM3",
-        memory_bytes=80 * 10**9, queue="calibrate.webtest-cuda0",
+        memory_bytes=80 * 10**9, queue="device.webtest-cuda0",
     )  # fmt: skip
     job = CalibrationJob.objects.create(
         owner=rec.owner, recommendation=rec, device=gpu, batch_sizes=[64, 128], threads=[],
@@ -317,7 +317,7 @@ def test_it_prefills_hardware_from_a_workers_gpu(
 
     cuda = Device.objects.create(
         id="webtest-cuda0", host="webtest", kind="cuda", name=name, memory_bytes=memory_gb * 10**9,
-        queue="calibrate.webtest-cuda0",
+        queue="device.webtest-cuda0",
     )  # fmt: skip
     response = _wizard_post(client_for, {"step": "hardware", "use_device": cuda.id})
     form = response.context["form"]

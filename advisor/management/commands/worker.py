@@ -52,7 +52,7 @@ class Command(BaseCommand):
             [
                 "worker",
                 "--queues",
-                ",".join(queues),
+                ",".join([*queues, *(workers.legacy_queue(i) for i in ids)]),
                 "--concurrency",
                 "1",
                 # The task runs in the worker's main process: the measuring child it starts must not be a

@@ -20,10 +20,10 @@ from torch import nn
 
 from advisor.probe.learning.data import Split, Unsupported, score, trainable
 from advisor.probe.learning.samples import numel, shape_text
+from advisor.probe.learning.stopping import Plateau
 
 EVAL_BATCH = 1024
 MAX_EPOCHS = 5000
-MIN_PATIENCE = 20  # epochs without a better validation score before a plateau may stop training
 
 
 def _model(nets: dict[str, nn.Module]) -> nn.Module:
@@ -156,7 +156,9 @@ def train(
         "stopped": "epochs",
     }
     best_state: dict[str, Any] | None = None
-    best_loss, progress_epoch = math.inf, 0
+    best_loss = math.inf
+    plateau = Plateau()
+    stepping = 0.0  # seconds inside training steps: scoring an epoch costs the same at any training size
 
     def out_of_time() -> str | None:
         if should_stop is not None and should_stop():
@@ -170,7 +172,9 @@ def train(
             ix = order[start : start + batch].to(dev)
             xb = tensors.x_train[ix]
             yb = None if tensors.y_train is None else tensors.y_train[ix]
+            tick = time.monotonic()
             step.run((xb,) if yb is None else (xb, yb))
+            stepping += time.monotonic() - tick
             stop = out_of_time()
             if stop:
                 break
@@ -191,22 +195,22 @@ def train(
             "test": test,
             "val_loss": loss,
             "seconds": round(time.monotonic() - started, 3),
+            "train_seconds": round(stepping, 3),
         }
         run["epochs"].append(row)
         best = run["val_score"]
         if best is None or val > best + 1e-9 or (val >= best - 1e-9 and loss < best_loss):
             run.update(best_epoch=epoch, val_score=val, score=test)
             best_state = copy.deepcopy(model.state_dict())
-        if loss < best_loss * (1 - 1e-3) or epoch == run["best_epoch"]:
-            progress_epoch = epoch
         best_loss = min(best_loss, loss)
+        flat = plateau.update(val, loss)
         row["seconds"] = round(time.monotonic() - started, 3)
         if on_epoch is not None:
             on_epoch(run)
         if stop:
             run["stopped"] = stop
             break
-        if epoch - progress_epoch >= max(MIN_PATIENCE, epoch // 4):  # neither score nor loss improves
+        if flat:  # neither score nor loss has improved substantially for the patience
             run["stopped"] = "plateau"
             break
     if best_state is not None:
