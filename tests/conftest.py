@@ -165,6 +165,19 @@ def wait_for(predicate: Any, *, timeout: float, interval: float = 0.2, what: str
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def advise_command(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`manage.py advise ARGS` in-process: its exit code, stdout and stderr."""
+    from django.core.management import call_command
+
+    try:
+        call_command("advise", *args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def cpu_device(host: str, **fields: Any) -> Any:
     """An online CPU row of `host` with no worker behind it (jobs submitted in a rolled-back test are never
     sent); `fields` add to or override its 2-core test CPU."""
