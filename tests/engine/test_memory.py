@@ -71,6 +71,18 @@ def _wide(*middle: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def _recurrent(kind: str, **extra: Any) -> dict[str, Any]:
+    """A `kind` recurrent layer over 32 steps of 32 features, its last step to 10 outputs."""
+    return _candidate(
+        [
+            L(kind, input_size=32, hidden_size=128, batch_first=True, **extra),
+            L("LastStep"),
+            L("Linear", in_features=128, out_features=10),
+        ],
+        [32, 32],
+    )
+
+
 # one small network per layer kind; the kind under test carries most of the memory
 KINDS: dict[str, dict[str, Any]] = {
     "Linear": _candidate(
@@ -127,30 +139,9 @@ KINDS: dict[str, dict[str, Any]] = {
         [16],
         vocab=2000,
     ),
-    "LSTM": _candidate(
-        [
-            L("LSTM", input_size=32, hidden_size=128, batch_first=True),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
-    "GRU": _candidate(
-        [
-            L("GRU", input_size=32, hidden_size=128, batch_first=True, num_layers=2),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
-    "RNN": _candidate(
-        [
-            L("RNN", input_size=32, hidden_size=128, batch_first=True),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
+    "LSTM": _recurrent("LSTM"),
+    "GRU": _recurrent("GRU", num_layers=2),
+    "RNN": _recurrent("RNN"),
     "LastStep": _candidate(
         [
             L("Embedding", num_embeddings=500, embedding_dim=32),
