@@ -165,6 +165,48 @@ def wait_for(predicate: Any, *, timeout: float, interval: float = 0.2, what: str
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def advise_command(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`manage.py advise ARGS` in-process: its exit code, stdout and stderr."""
+    from django.core.management import call_command
+
+    try:
+        call_command("advise", *args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cpu_device(host: str, **fields: Any) -> Any:
+    """An online CPU row of `host` with no worker behind it (jobs submitted in a rolled-back test are never
+    sent); `fields` add to or override its 2-core test CPU."""
+    from advisor.models import Device
+
+    ident = f"{host}-cpu0"
+    defaults = {"name": "Test CPU", "cores": 2, "threads": 2}
+    return Device.objects.create(
+        id=ident, host=host, kind="cpu", queue=f"device.{ident}", **{**defaults, **fields}
+    )
+
+
+def submit_to_worker(worker: WorkerProcess, user: Any, spec: dict[str, Any], **fields: Any) -> Any:
+    """Candidate 0 of `spec`, advised for `user` and submitted (one thread unless `fields` say) to the
+    worker's device; the CalibrationJob, not yet waited for."""
+    from advisor import services
+    from advisor.models import Device
+
+    rec = services.advise(owner=user, spec=spec)
+    job, _ = services.submit_calibration(
+        owner=user,
+        recommendation=rec,
+        candidate=0,
+        device=Device.objects.get(id=worker.device_id),
+        **{"threads": [1], **fields},
+    )
+    return job
+
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from advisor import engine, profiles, services
 from advisor.accounts import signed_in
+from advisor.api.owned import Owned
 from advisor.api.policies import CalibrationThrottle
 from advisor.api.serializers import (
     BrokerDownSerializer,
@@ -34,16 +35,7 @@ NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of your
 IDEMPOTENCY_KEY_MAX = 200
 
 
-class _Owned(viewsets.GenericViewSet[Any]):
-    """Each user sees only their own rows (others' are 404, not 403: their ids are not disclosed); staff see
-    all."""
-
-    def own(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        user = self.request.user
-        return queryset if user.is_staff else queryset.filter(owner=user)
-
-
-class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owned):
+class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
     serializer_class = RecommendationSerializer
 
     def get_queryset(self) -> QuerySet[Recommendation]:
@@ -104,7 +96,7 @@ class _Payload:
         return services.recommendation_payload(self.instance)
 
 
-class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, _Owned):
+class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
     serializer_class = CalibrationSerializer
 
     def get_throttles(self) -> list[BaseThrottle]:

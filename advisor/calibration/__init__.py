@@ -12,12 +12,13 @@ Imports torch, never Django. Entry points (the bench, the worker's Celery task a
                                                         scaling.py + distributed.py: DDP ranks per world size
   sweep_summary(results) -> dict                        summary.py: fastest, scalings, cpu.threads.physical
   detect_devices() -> [{"kind": "cpu" | "cuda", ...}]   devices.py
+  local_device("cpu" | "cuda:N") -> (tag, [entry])     devices.py: the commands' --device
   predicted_epoch_seconds / train_one_epoch             epoch.py: from a step to an epoch, and a real epoch
 """
 
 from __future__ import annotations
 
-from advisor.calibration.devices import detect_devices
+from advisor.calibration.devices import detect_devices, local_device
 from advisor.calibration.epoch import predicted_epoch_seconds, train_one_epoch
 from advisor.calibration.layers import build
 from advisor.calibration.measure import measure
@@ -32,6 +33,7 @@ __all__ = [
     "ScalingPlan",
     "build",
     "detect_devices",
+    "local_device",
     "make_step",
     "measure",
     "predicted_epoch_seconds",

@@ -70,3 +70,11 @@ def detect_devices() -> list[dict[str, Any]]:
                 }
             )
     return devices
+
+
+def local_device(spec: str) -> tuple[str, list[dict[str, Any]]]:
+    """`cpu` / `cuda:N` on this machine: its tag (`cpu0`, `cuda1`) and its detected entry (none if absent).
+    The worker and profile_device commands both start from it, so they name a device alike."""
+    kind, _, index = spec.partition(":")
+    found = [d for d in detect_devices() if d["kind"] == kind and str(d.get("index", 0)) == (index or "0")]
+    return f"{kind}{index or 0}", found

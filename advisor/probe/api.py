@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.accounts import signed_in
+from advisor.api.owned import Owned
 from advisor.api.policies import JSONParser
 from advisor.models import Device, Recommendation
 from advisor.probe import services
@@ -32,17 +33,7 @@ FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{field: [messag
 DETAIL = OpenApiResponse(OpenApiTypes.OBJECT, description='{"detail": "..."}')
 
 
-class _Owned(viewsets.GenericViewSet[Any]):
-    def own(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        user = self.request.user
-        return queryset if user.is_staff else queryset.filter(owner=user)
-
-    def mine(self, model: type[Any], pk: int) -> Any:
-        """The caller's own row (staff: any); None for others' ids, which are not disclosed."""
-        return self.own(model.objects.all()).filter(pk=pk).first()
-
-
-class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
+class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
     serializer_class = SampleSerializer
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
@@ -90,7 +81,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, _Owned):
+class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
     serializer_class = ProbeSerializer
 
     def get_queryset(self) -> QuerySet[ProbeJob]:

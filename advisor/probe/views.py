@@ -11,7 +11,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseStopPolling
 
 from advisor.accounts import signed_in
 from advisor.models import Device, Recommendation
@@ -22,6 +21,7 @@ from advisor.probe.models import DataSample, ProbeJob
 from advisor.queries import paginate
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.charts import probe_charts
+from advisor.web.partial import job_page, page_or_fragment
 
 
 def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
@@ -125,11 +125,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "charts": probe_charts(job.results, target),
         "target": target,
     }
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, "probe/probe.html#status", context)
-        # 286 tells htmx to stop polling: the job will not change any more.
-        return HttpResponseStopPolling(response.content) if job.finished else response
-    return render(request, "probe/probe.html", context)
+    return job_page(request, "probe/probe.html", context, finished=job.finished)
 
 
 @require_POST
@@ -149,9 +145,7 @@ def probe_history(request: HtmxHttpRequest) -> HttpResponse:
     """The history page's third tab (advisor/history.html): the probes, newest first."""
     jobs = _own(ProbeJob.objects.select_related("sample", "owner").defer("results"), request)
     context = {"page": paginate(jobs, request.GET.get("page")), "tab": "probes"}
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "advisor/history.html#list", context)
-    return render(request, "advisor/history.html", context)
+    return page_or_fragment(request, "advisor/history.html", "list", context)
 
 
 @require_GET

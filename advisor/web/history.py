@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -13,6 +12,7 @@ from advisor import queries, services
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
+from advisor.web.partial import page_or_fragment
 from advisor.web.present import candidate_view, nbytes, si
 
 
@@ -21,9 +21,7 @@ from advisor.web.present import candidate_view, nbytes, si
 def history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.recommendation_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "recommendations"}
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "advisor/history.html#list", context)
-    return render(request, "advisor/history.html", context)
+    return page_or_fragment(request, "advisor/history.html", "list", context)
 
 
 @require_GET
@@ -31,9 +29,7 @@ def history(request: HtmxHttpRequest) -> HttpResponse:
 def calibration_history(request: HtmxHttpRequest) -> HttpResponse:
     page = queries.calibration_history(request.user, request.GET.get("page"))
     context = {"page": page, "tab": "calibrations"}
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "advisor/history.html#list", context)
-    return render(request, "advisor/history.html", context)
+    return page_or_fragment(request, "advisor/history.html", "list", context)
 
 
 @require_GET
@@ -55,9 +51,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         "rows": _rows(columns),
         "missing": missing,
     }
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "advisor/compare.html#table", context)
-    return render(request, "advisor/compare.html", context)
+    return page_or_fragment(request, "advisor/compare.html", "table", context)
 
 
 def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
+from advisor.web.partial import job_page, page_or_fragment
 from advisor.web.present import diagrams, memory_rows, recommendation_view
 
 
@@ -32,9 +33,7 @@ def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     selected = request.GET.get("c", "0")
     index = int(selected) if selected.isdigit() else 0
     context = _recommendation_context(request, rec, index, form=None)
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "advisor/recommendation.html#candidate", context)
-    return render(request, "advisor/recommendation.html", context)
+    return page_or_fragment(request, "advisor/recommendation.html", "candidate", context)
 
 
 def _recommendation_context(
@@ -120,11 +119,7 @@ def calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if job is None:
         raise Http404("no such calibration")
     context = {"job": job, "v": job_view(job)}
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, "advisor/calibration.html#status", context)
-        # 286 tells htmx to stop polling: the job will not change any more.
-        return HttpResponseStopPolling(response.content) if job.finished else response
-    return render(request, "advisor/calibration.html", context)
+    return job_page(request, "advisor/calibration.html", context, finished=job.finished)
 
 
 @require_POST

@@ -23,6 +23,7 @@ from advisor.web.examples import (
     reshape_for_task,
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
+from advisor.web.partial import wants_fragment
 from advisor.web.present import TIMES, candidate_view, diagrams
 
 TEMPLATE = "advisor/wizard.html"
@@ -124,7 +125,7 @@ def _render(
     status: int = 200,
 ) -> HttpResponse:
     context = _context(form, step, errors, devices, spec)
-    if request.htmx and not request.htmx.history_restore_request:
+    if wants_fragment(request):
         return render(request, f"{TEMPLATE}#wizard", context, status=status)
     context["recent"] = queries.recent_recommendations(request.user)
     return render(request, TEMPLATE, context, status=status)

@@ -8,7 +8,7 @@ import psutil
 import pytest
 import torch
 
-from advisor.calibration import detect_devices, sweep_summary
+from advisor.calibration import detect_devices, local_device, sweep_summary
 from advisor.calibration.allocator import child_environment, current_allocator, preloadable
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
 
@@ -107,6 +107,16 @@ def test_it_detects_this_machines_cpu() -> None:
     assert cpu["memory_bytes"] == psutil.virtual_memory().total
     cuda = [d for d in devices if d["kind"] == "cuda"]
     assert len(cuda) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
+@pytest.mark.parametrize(
+    ("spec", "tag", "present"),
+    [("cpu", "cpu0", True), ("cpu:0", "cpu0", True), ("cpu:1", "cpu1", False), ("cuda:99", "cuda99", False)],
+)
+def test_it_finds_a_local_device_by_its_spec(spec: str, tag: str, present: bool) -> None:
+    found_tag, found = local_device(spec)
+    assert found_tag == tag
+    assert [(d["kind"], d["index"]) for d in found] == ([("cpu", 0)] if present else [])
 
 
 def test_it_builds_each_allocator_environment_from_a_clean_one() -> None:

@@ -21,6 +21,13 @@ def spec(task: str, shape: list[int], **extra: Any) -> dict[str, Any]:
     return top
 
 
+def out_of_ram(storage: str) -> dict[str, Any]:
+    """50 million tabular rows on a 16 GB CPU host: the data cannot fit in RAM, so `storage` sets the pace."""
+    return spec(
+        "tabular", [1000], outputs=2, examples=50_000_000, hardware={**CPU, "ram_gb": 16, "storage": storage}
+    )
+
+
 def grid() -> list[dict[str, Any]]:
     specs: list[dict[str, Any]] = []
     targets = [None, {"accuracy": 0.9}, {"accuracy": 0.99}]

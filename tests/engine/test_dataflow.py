@@ -15,7 +15,7 @@ from advisor.engine.dataflow import (
     input_values,
     transfer_seconds,
 )
-from tests.engine.specs import CPU, GPU, spec
+from tests.engine.specs import GPU, out_of_ram, spec
 
 
 def test_it_counts_a_512x512_greyscale_image_as_262144_inputs() -> None:
@@ -70,15 +70,7 @@ def test_it_computes_the_effective_fraction_with_prefetching(
 )
 def test_it_lets_storage_bound_an_epoch_when_data_exceeds_ram(storage: str, faster_than: str) -> None:
     def io(kind: str) -> float:
-        rec = recommend(
-            spec(
-                "tabular",
-                [1000],
-                outputs=2,
-                examples=50_000_000,
-                hardware={**CPU, "ram_gb": 16, "storage": kind},
-            )
-        )
+        rec = recommend(out_of_ram(kind))
         assert not rec["dataflow"]["fits_in_ram"]
         return float(rec["dataflow"]["io_seconds_per_epoch"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from advisor.engine import estimate_for, gpu_catalog, measured_estimate, memory_for, recommend
-from tests.engine.specs import CPU, GPU, spec
+from tests.engine.specs import GPU, out_of_ram, spec
 
 TABLE4 = Path(__file__).resolve().parents[2] / "bench" / "shi2016_table4.csv"  # shipped with the bench
 MNIST = spec("vision", [1, 28, 28], outputs=10, examples=60_000)
@@ -46,15 +46,7 @@ def test_it_rebuilds_the_estimate_from_a_measured_seconds_per_batch() -> None:
 
 
 def test_it_adds_the_data_stall_to_a_measured_epoch() -> None:
-    rec = recommend(
-        spec(
-            "tabular",
-            [1000],
-            outputs=2,
-            examples=50_000_000,
-            hardware={**CPU, "ram_gb": 16, "storage": "hdd"},
-        )
-    )
+    rec = recommend(out_of_ram("hdd"))
     io = rec["dataflow"]["io_seconds_per_epoch"]
     fast = measured_estimate(rec, 0, seconds_per_batch=1e-6, batch_size=64)
     assert fast["seconds_per_epoch"] == pytest.approx(io)  # the disk sets the pace

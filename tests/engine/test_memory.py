@@ -59,52 +59,40 @@ def _conv(*middle: dict[str, Any]) -> list[dict[str, Any]]:
     return [L("Conv2d", in_channels=3, out_channels=8, kernel_size=3, padding=1), *middle]
 
 
+def _wide(*middle: dict[str, Any]) -> dict[str, Any]:
+    """64 features through 1024 wide `middle` layers to 10 outputs."""
+    return _candidate(
+        [
+            L("Linear", in_features=64, out_features=1024),
+            *middle,
+            L("Linear", in_features=1024, out_features=10),
+        ],
+        [64],
+    )
+
+
+def _recurrent(kind: str, **extra: Any) -> dict[str, Any]:
+    """A `kind` recurrent layer over 32 steps of 32 features, its last step to 10 outputs."""
+    return _candidate(
+        [
+            L(kind, input_size=32, hidden_size=128, batch_first=True, **extra),
+            L("LastStep"),
+            L("Linear", in_features=128, out_features=10),
+        ],
+        [32, 32],
+    )
+
+
 # one small network per layer kind; the kind under test carries most of the memory
 KINDS: dict[str, dict[str, Any]] = {
     "Linear": _candidate(
         [L("Linear", in_features=256, out_features=512), L("Linear", in_features=512, out_features=10)], [256]
     ),
-    "ReLU": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("ReLU"),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
-    "LeakyReLU": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("LeakyReLU", negative_slope=0.2),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
-    "Sigmoid": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("Sigmoid"),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
-    "Tanh": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("Tanh"),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
-    "Dropout": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("ReLU"),
-            L("Dropout", p=0.5),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
+    "ReLU": _wide(L("ReLU")),
+    "LeakyReLU": _wide(L("LeakyReLU", negative_slope=0.2)),
+    "Sigmoid": _wide(L("Sigmoid")),
+    "Tanh": _wide(L("Tanh")),
+    "Dropout": _wide(L("ReLU"), L("Dropout", p=0.5)),
     "Flatten": _candidate([*_conv(), *_head(8 * 16 * 16)], [3, 16, 16]),
     "Reshape": _candidate(
         [
@@ -141,15 +129,7 @@ KINDS: dict[str, dict[str, Any]] = {
     "BatchNorm2d": _candidate(
         [*_conv(L("BatchNorm2d", num_features=8), L("ReLU")), *_head(8 * 16 * 16)], [3, 16, 16]
     ),
-    "BatchNorm1d": _candidate(
-        [
-            L("Linear", in_features=64, out_features=1024),
-            L("BatchNorm1d", num_features=1024),
-            L("ReLU"),
-            L("Linear", in_features=1024, out_features=10),
-        ],
-        [64],
-    ),
+    "BatchNorm1d": _wide(L("BatchNorm1d", num_features=1024), L("ReLU")),
     "Embedding": _candidate(
         [
             L("Embedding", num_embeddings=2000, embedding_dim=64),
@@ -159,30 +139,9 @@ KINDS: dict[str, dict[str, Any]] = {
         [16],
         vocab=2000,
     ),
-    "LSTM": _candidate(
-        [
-            L("LSTM", input_size=32, hidden_size=128, batch_first=True),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
-    "GRU": _candidate(
-        [
-            L("GRU", input_size=32, hidden_size=128, batch_first=True, num_layers=2),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
-    "RNN": _candidate(
-        [
-            L("RNN", input_size=32, hidden_size=128, batch_first=True),
-            L("LastStep"),
-            L("Linear", in_features=128, out_features=10),
-        ],
-        [32, 32],
-    ),
+    "LSTM": _recurrent("LSTM"),
+    "GRU": _recurrent("GRU", num_layers=2),
+    "RNN": _recurrent("RNN"),
     "LastStep": _candidate(
         [
             L("Embedding", num_embeddings=500, embedding_dim=32),

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+
+from tests.conftest import advise_command
 
 CONTRACT_EXAMPLE = {
     "task": "vision",
@@ -35,22 +36,12 @@ CONTRACT_EXAMPLE = {
 }
 
 
-def _advise(capsys: pytest.CaptureFixture[str], arg: str) -> tuple[int, str, str]:
-    try:
-        call_command("advise", arg)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_it_prints_the_recommendation_for_the_contract_example(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(CONTRACT_EXAMPLE))
-    code, out, _ = _advise(capsys, str(path))
+    code, out, _ = advise_command(capsys, str(path))
     assert code == 0
     answer = json.loads(out)
     assert answer["spec"]["task"] == "vision"
@@ -63,7 +54,7 @@ def test_it_reads_the_spec_from_stdin(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tabular_spec: dict[str, Any]
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(tabular_spec)))
-    code, out, _ = _advise(capsys, "-")
+    code, out, _ = advise_command(capsys, "-")
     assert code == 0
     assert json.loads(out)["candidates"][0]["family"] == "ffn"
 
@@ -89,11 +80,11 @@ def test_it_exits_2_naming_the_field(
 ) -> None:
     path = tmp_path / "spec.json"
     path.write_text(text)
-    code, out, err = _advise(capsys, str(path))
+    code, out, err = advise_command(capsys, str(path))
     assert code == 2 and out == ""
     assert field in json.loads(err)
 
 
 def test_it_exits_2_for_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _advise(capsys, str(tmp_path / "nope.json"))
+    code, _, err = advise_command(capsys, str(tmp_path / "nope.json"))
     assert code == 2 and "cannot read" in json.loads(err)["spec"][0]

@@ -16,6 +16,7 @@ from advisor import engine, profiles, services, tasks, workers
 from advisor.calibration.devices import cpu_model_name
 from advisor.engine.costmodel import step_cost
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+from tests.conftest import advise_command
 from tests.engine.profiles import synthetic_profile
 
 pytestmark = pytest.mark.django_db
@@ -65,29 +66,19 @@ def test_profile_device_refuses_a_device_this_machine_lacks() -> None:
         call_command("profile_device", "--device", "cuda:7", "--host", "cmdhost")
 
 
-def _advise(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        call_command("advise", *args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_advise_times_the_network_from_the_named_device(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], tabular_spec: dict[str, Any]
 ) -> None:
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(tabular_spec))
     profiled = _device("clihost", dict(synthetic_profile()))
-    code, out, _ = _advise(capsys, str(path), "--device", profiled.pk)
+    code, out, _ = advise_command(capsys, str(path), "--device", profiled.pk)
     assert code == 0
     estimate = json.loads(out)["candidates"][0]["estimate"]
     assert (estimate["basis"], estimate["device"]) == ("profiled", profiled.pk)
     assert 0 < estimate["expected_error"] < 1
     bare = _device("barehost")
-    code, out, _ = _advise(capsys, str(path), "--device", bare.pk)
+    code, out, _ = advise_command(capsys, str(path), "--device", bare.pk)
     assert code == 0 and json.loads(out)["candidates"][0]["estimate"]["basis"] == "catalog"
 
 
@@ -97,7 +88,7 @@ def test_advise_exits_2_naming_the_device_for_an_unknown_one(
 ) -> None:
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(tabular_spec))
-    code, out, err = _advise(capsys, str(path), "--device", name)
+    code, out, err = advise_command(capsys, str(path), "--device", name)
     assert code == 2 and out == ""
     assert "no device" in json.loads(err)["device"][0]
 

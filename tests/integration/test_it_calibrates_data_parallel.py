@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from advisor.models import CalibrationJob
-from tests.conftest import WorkerProcess, wait_for
+from tests.conftest import WorkerProcess, submit_to_worker, wait_for
 from tests.processes import spawned_children
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_redis]
@@ -56,17 +56,11 @@ def _ranks_of(worker: WorkerProcess) -> list[psutil.Process]:
 
 def _long_job(worker: WorkerProcess, user: Any, tabular_spec: Any) -> CalibrationJob:
     """A quick sweep, then 2 ranks that would time for minutes; returns once both ranks run."""
-    from advisor import services
-    from advisor.models import Device
-
-    rec = services.advise(owner=user, spec=tabular_spec)
-    job, _ = services.submit_calibration(
-        owner=user,
-        recommendation=rec,
-        candidate=0,
-        device=Device.objects.get(id=worker.device_id),
+    job = submit_to_worker(
+        worker,
+        user,
+        tabular_spec,
         batch_sizes=[16],
-        threads=[1],
         data_parallel=[2],
         time_limit_seconds=600,
         options={"data_parallel_min_seconds": 500},

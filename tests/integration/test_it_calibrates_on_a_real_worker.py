@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from advisor.models import CalibrationJob
-from tests.conftest import WorkerProcess, wait_for
+from tests.conftest import WorkerProcess, submit_to_worker, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres_redis]
 
@@ -70,18 +70,8 @@ def _running_job(
     worker: WorkerProcess, user: Any, tabular_spec: Any, *, batch_sizes: list[int], min_seconds: float
 ) -> CalibrationJob:
     """Candidate 0 of the tabular spec submitted to the worker's device; returns once the worker runs it."""
-    from advisor import services
-    from advisor.models import Device
-
-    rec = services.advise(owner=user, spec=tabular_spec)
-    job, _ = services.submit_calibration(
-        owner=user,
-        recommendation=rec,
-        candidate=0,
-        device=Device.objects.get(id=worker.device_id),
-        batch_sizes=batch_sizes,
-        threads=[1],
-        options={"min_seconds": min_seconds},
+    job = submit_to_worker(
+        worker, user, tabular_spec, batch_sizes=batch_sizes, options={"min_seconds": min_seconds}
     )
     wait_for(lambda: CalibrationJob.objects.get(pk=job.pk).status == "running", timeout=60, what="running")
     return job

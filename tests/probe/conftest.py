@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import cpu_device
+
 
 @pytest.fixture(autouse=True, scope="module")
 def one_torch_thread() -> Iterator[None]:
@@ -67,15 +69,4 @@ def digits_rec(user: object) -> object:
 
 @pytest.fixture
 def device(db: None) -> object:
-    """An online device row with no worker behind it (jobs submitted in a rolled-back test are never sent)."""
-    from advisor.models import Device
-
-    return Device.objects.create(
-        id="probe-test-cpu0",
-        host="probe-test",
-        kind="cpu",
-        name="test CPU",
-        cores=2,
-        threads=2,
-        queue="device.probe-test-cpu0",
-    )
+    return cpu_device("probe-test")

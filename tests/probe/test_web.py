@@ -20,6 +20,17 @@ def browser(user: Any) -> Client:
     return client
 
 
+def _succeeded(rec: Any, device: Any, **fields: Any) -> ProbeJob:
+    """A probe of `rec` as its worker leaves it, written directly: these pages only read the row."""
+    return ProbeJob.objects.create(
+        owner=rec.owner,
+        recommendation=rec,
+        device=device,
+        status=ProbeJob.SUCCEEDED,
+        **{"time_limit_seconds": 30, **fields},
+    )
+
+
 def test_it_adds_a_demo_sample_and_starts_a_probe(
     browser: Client, iris_rec: Any, device: Any, samples_dir: Any
 ) -> None:
@@ -111,15 +122,7 @@ def test_it_draws_the_verdict_and_the_curve_of_a_finished_probe(
         },
     }
     verdict = {"text": "shallow FFN reaches 0.93 (target 0.90) — deep not needed", "notes": [], "reasons": []}
-    job = ProbeJob.objects.create(
-        owner=user,
-        recommendation=iris_rec,
-        device=device,
-        time_limit_seconds=30,
-        status=ProbeJob.SUCCEEDED,
-        results=results,
-        verdict=verdict,
-    )
+    job = _succeeded(iris_rec, device, results=results, verdict=verdict)
     html = browser.get(f"/probes/{job.pk}/").content.decode()
     assert "deep not needed" in html
     assert html.count('<figure class="plot">') == 2  # the learning curve, the scores per epoch
@@ -136,14 +139,8 @@ def test_it_colours_the_verdict_as_the_target_was_met_or_missed(
     browser: Client, user: Any, iris_rec: Any, device: Any, met: bool | None, css: str
 ) -> None:
     text = "neither reaches the target 0.97 on the sample: shallow 0.967, CNN 0.969"
-    job = ProbeJob.objects.create(
-        owner=user,
-        recommendation=iris_rec,
-        device=device,
-        time_limit_seconds=30,
-        status=ProbeJob.SUCCEEDED,
-        results={},
-        verdict={"text": text, "met": met, "notes": [], "reasons": []},
+    job = _succeeded(
+        iris_rec, device, results={}, verdict={"text": text, "met": met, "notes": [], "reasons": []}
     )
     html = browser.get(f"/probes/{job.pk}/").content.decode()
     verdict = html[html.index('id="verdict"') :]
@@ -170,12 +167,10 @@ def test_it_hides_others_probes_and_samples(
 def test_it_links_the_probe_from_the_recommendation_page(
     browser: Client, iris_rec: Any, user: Any, device: Any
 ) -> None:
-    job = ProbeJob.objects.create(
-        owner=user,
-        recommendation=iris_rec,
-        device=device,
+    job = _succeeded(
+        iris_rec,
+        device,
         time_limit_seconds=5,
-        status=ProbeJob.SUCCEEDED,
         verdict={"text": "shallow FFN reaches 0.97 (target 0.90) — deep not needed"},
     )
     html = browser.get(f"/recommendations/{iris_rec.pk}/").content.decode()

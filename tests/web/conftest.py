@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from advisor import services
 from advisor.models import CalibrationJob, Device, Measurement
+from tests.conftest import cpu_device
 
 
 @pytest.fixture
@@ -39,17 +40,7 @@ def rec(user: Any, tabular_spec: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def device(db: None) -> Device:
-    return Device.objects.create(
-        id="webtest-cpu0",
-        host="webtest",
-        kind="cpu",
-        name="Test CPU",
-        cores=2,
-        threads=2,
-        memory_bytes=8 * 2**30,
-        queue="device.webtest-cpu0",
-        last_seen=timezone.now(),
-    )
+    return cpu_device("webtest", memory_bytes=8 * 2**30)
 
 
 def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCEEDED) -> CalibrationJob:

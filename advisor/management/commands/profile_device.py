@@ -21,16 +21,13 @@ class Command(BaseCommand):
         parser.add_argument("--threads", default="", help="CPU thread counts, e.g. 1,2 (default 1..cores)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from advisor.calibration import detect_devices
+        from advisor.calibration import local_device
         from advisor.calibration.profile import profile_in_child
 
-        kind, _, index = str(options["device"]).partition(":")
-        found = [
-            d for d in detect_devices() if d["kind"] == kind and str(d.get("index", 0)) == (index or "0")
-        ]
+        tag, found = local_device(str(options["device"]))
         if not found:
             raise CommandError(f"no device {options['device']!r} on this machine")
-        ident = f"{options['host']}-{kind}{index or 0}"
+        ident = f"{options['host']}-{tag}"
         device = Device.objects.filter(pk=ident).first()
         if device is None:  # not announced by a worker yet: register it (no worker: shown offline soon)
             device = workers.register_devices(host=options["host"], worker="", devices=found)[0]

@@ -28,16 +28,13 @@ class Command(BaseCommand):
         parser.add_argument("--loglevel", default="INFO")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from advisor.calibration import detect_devices
+        from advisor.calibration import local_device
 
-        kind, _, index = str(options["device"]).partition(":")
-        found = [
-            d for d in detect_devices() if d["kind"] == kind and str(d.get("index", 0)) == (index or "0")
-        ]
+        tag, found = local_device(str(options["device"]))
         if not found:
             raise CommandError(f"no device {options['device']!r} on this machine")
         host = options["host"]
-        worker_name = f"{kind}{index or 0}@{host}"
+        worker_name = f"{tag}@{host}"
         devices = workers.register_devices(host=host, worker=worker_name, devices=found)
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
