@@ -2,12 +2,14 @@
 
 Candidates of all ten families come from advisor.engine.recommend() over varied specs; each runs at several
 mini-batch sizes, every configuration in a fresh process (started with the harness's tuned glibc malloc
-unless --allocator default) that runs measure() twice on it: the first pays the runtime's one-off costs
-(kernels, thread pools, the optimiser's imports), the second is the figure. Against the estimate
-(advisor.engine.memory_for(..., device=) "total"): the live-tensor peak (what PyTorch's dispatcher sees
-allocated, advisor.calibration.memory.LiveTensors; CUDA: max_memory_allocated) and the resident-set growth
-over the second run (CPU). Targets: within 10% of the live-tensor peak for 90% of configurations; within 20%
-of the RSS growth for 90% of those of 30 MB or more.
+unless --allocator default). On the CPU the child first pays the runtime's fixed cost on a tiny unrelated
+network, then trains the candidate: the resident set's peak growth over that is the RSS reference
+(`rss_training_growth_bytes`, advisor.calibration.resident). It then runs measure() twice; the second gives
+the live-tensor peak (what PyTorch's dispatcher sees allocated, advisor.calibration.memory.LiveTensors; CUDA:
+max_memory_allocated) and the old reference, the second run's growth after a malloc_trim (`rss_growth_bytes`).
+Against the estimates (memory_for(..., device=)["total"], the live peak; resident_for(), the simulated heap):
+within 10% of the live-tensor peak for 90% of configurations; within 20% of the RSS reference for 90% of
+those of 30 MB or more.
 """
 
 from __future__ import annotations
