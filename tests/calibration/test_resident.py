@@ -41,5 +41,6 @@ def test_the_growth_holds_weights_gradients_and_adam_state_but_not_the_fixed_cos
     weights = (1024 * 4096 + 4096 + 4096 * 4 + 4) * 4
     # weights, their gradients and Adam's two moments are written, so resident, during the steps
     assert measured["growth"] >= 4 * weights
-    # the fixed cost was paid before: a few kB of network cannot account for this much
-    assert measured["fixed"] > 0 and measured["growth"] < 4 * weights + 64e6
+    # the fixed cost (tens of MB: torch's kernels, thread pool, autograd, Adam) was paid before and is not in
+    # the growth: counted again, the growth would be at least the two together
+    assert measured["fixed"] > 10e6 and measured["growth"] < 4 * weights + measured["fixed"]
