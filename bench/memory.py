@@ -2,12 +2,14 @@
 
 Candidates of all ten families come from advisor.engine.recommend() over varied specs; each runs at several
 mini-batch sizes, every configuration in a fresh process (started with the harness's tuned glibc malloc
-unless --allocator default) that runs measure() twice on it: the first pays the runtime's one-off costs
-(kernels, thread pools, the optimiser's imports), the second is the figure. Against the estimate
-(advisor.engine.memory_for(..., device=) "total"): the live-tensor peak (what PyTorch's dispatcher sees
-allocated, advisor.calibration.memory.LiveTensors; CUDA: max_memory_allocated) and the resident-set growth
-over the second run (CPU). Targets: within 10% of the live-tensor peak for 90% of configurations; within 20%
-of the RSS growth for 90% of those of 30 MB or more.
+unless --allocator default). On the CPU the child first pays the runtime's fixed cost on a tiny unrelated
+network, then trains the candidate: the resident set's peak growth over that is the RSS reference
+(`rss_training_growth_bytes`, advisor.calibration.resident). It then runs measure() twice; the second gives
+the live-tensor peak (what PyTorch's dispatcher sees allocated, advisor.calibration.memory.LiveTensors; CUDA:
+max_memory_allocated) and the old reference, the second run's growth after a malloc_trim (`rss_growth_bytes`).
+Against the estimates (memory_for(..., device=)["total"], the live peak; resident_for(), the simulated heap):
+within 10% of the live-tensor peak for 90% of configurations; within 20% of the RSS reference for 90% of
+those of 30 MB or more.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from advisor.engine import memory_for, recommend, resident_for
 FAMILIES = ("ffn", "ae", "cnn", "dn", "rnn", "lstm", "vae", "gan", "rbm", "dbn")
 BATCHES = (8, 32, 128)
 LIVE_TARGET, RSS_TARGET, RSS_FLOOR = 0.10, 0.20, 30e6
+TRAINING_STEPS = 4  # the resident set stops rising after the second step (bench/README.md, "memory")
 
 _CPU = {"cpu_cores": 2, "ram_gb": 16}
 
@@ -66,12 +69,19 @@ def candidates(per_family: int) -> list[dict[str, Any]]:
 
 
 def _child(payload: dict[str, Any]) -> dict[str, Any]:
-    """Runs in the fresh process: measure() twice, the second for the figures."""
+    """Runs in the fresh process: the runtime's fixed cost, the network's training growth (the RSS
+    reference), then measure() twice, the second for the live peak."""
     import torch
 
     from advisor.calibration import measure
+    from advisor.calibration.resident import pay_fixed_cost, training_rss_growth
 
     candidate, batch = payload["candidate"], payload["batch"]
+    training_growth = None
+    if not payload["device"].startswith("cuda"):
+        torch.set_num_threads(1)  # as measure() below runs it
+        pay_fixed_cost()
+        training_growth = training_rss_growth(candidate, batch_size=batch, steps=TRAINING_STEPS)
     kwargs = {"device": payload["device"], "batch_size": batch, "threads": 1, "min_iterations": 3}
     first = measure(candidate, min_seconds=0.05, warmup=1, **kwargs)
     second = measure(candidate, min_seconds=0.1, warmup=1, **kwargs)
@@ -80,6 +90,7 @@ def _child(payload: dict[str, Any]) -> dict[str, Any]:
         "status": second["status"],
         "live_tensor_peak_bytes": second.get("live_tensor_peak_bytes"),
         "rss_growth_bytes": second.get("rss_growth_bytes"),
+        "rss_training_growth_bytes": training_growth,
         "first_growth_bytes": first.get("peak_memory_bytes"),
         "max_memory_allocated_bytes": second["peak_memory_bytes"] if cuda else None,
         "max_memory_reserved_bytes": second.get("max_memory_reserved_bytes"),
@@ -102,7 +113,7 @@ def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, s
     estimate = memory_for(candidate, batch_size=batch, device=device)
     reference = measured["max_memory_allocated_bytes"] or measured["live_tensor_peak_bytes"]
     resident = None if device.startswith("cuda") else resident_for(candidate, batch_size=batch)
-    rss = measured["rss_growth_bytes"]
+    rss = measured["rss_training_growth_bytes"]
     row = {
         "family": candidate["family"],
         "network": _name(candidate),
@@ -130,7 +141,7 @@ HEADER = (
 
 
 def row_text(r: dict[str, Any]) -> str:
-    live, rss = r["max_memory_allocated_bytes"] or r["live_tensor_peak_bytes"], r["rss_growth_bytes"]
+    live, rss = r["max_memory_allocated_bytes"] or r["live_tensor_peak_bytes"], _rss(r)
     return (
         f"{r['network']:<34} {r['batch']:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
         f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
@@ -139,9 +150,15 @@ def row_text(r: dict[str, Any]) -> str:
     )
 
 
+def _rss(row: dict[str, Any]) -> int | None:
+    """The RSS reference: a fresh process's training growth; saved runs from before it, the second run's."""
+    value: int | None = row.get("rss_training_growth_bytes", row["rss_growth_bytes"])
+    return value
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     live = [abs(r["live_error"]) for r in rows if r["live_error"] is not None]
-    big = [r for r in rows if (r["rss_growth_bytes"] or 0) >= RSS_FLOOR and r["rss_error"] is not None]
+    big = [r for r in rows if (_rss(r) or 0) >= RSS_FLOOR and r["rss_error"] is not None]
     rss = [abs(r["rss_error"]) for r in big]
     resident = [abs(r["resident_error"]) for r in big if r.get("resident_error") is not None]
     return {

@@ -1,8 +1,10 @@
 """`python -m bench memory --curve FAMILY [--batch B] [--steps N]`: how the reference itself behaves.
 
 In a fresh process with the harness's tuned glibc thresholds, the first recommended candidate of a family is
-built and trained for N steps twice (the first run pays the runtime's one-off costs, as `bench memory`'s
-child does), and after each step of the second run it prints the resident set's growth (VmHWM after a reset,
+built and trained for N steps twice, after a tiny unrelated network has paid the runtime's fixed cost
+(`pay_fixed_cost()`, as `bench memory`'s child does). Step 0 is the first run at its end: the RSS reference
+(`rss_training_growth_bytes`: a fresh process's growth, no trim before it). After each step of the second
+run it prints the resident set's growth (VmHWM after a reset,
 less the resident set before) next to glibc's own counts (mallinfo2): how far the brk heap grew (`arena`)
 and the peak of bytes malloc had handed out (`in use`, sampled around every operator). Growth above the
 arena's is pages the first run's trimmed holes give back when reused; arena above in-use is fragmentation.
@@ -41,6 +43,7 @@ def _child(candidate: dict[str, Any], batch: int, steps: int, trim: bool) -> dic
     from torch.utils._python_dispatch import TorchDispatchMode
 
     from advisor.calibration.memory import peak_rss_bytes, release_free_memory, reset_peak_rss, rss_bytes
+    from advisor.calibration.resident import pay_fixed_cost
     from advisor.calibration.steps import make_step
     from advisor.engine import memory_for, resident_for
 
@@ -63,9 +66,10 @@ def _child(candidate: dict[str, Any], batch: int, steps: int, trim: bool) -> dic
             return out
 
     torch.set_num_threads(1)
+    pay_fixed_cost()
     rows: list[dict[str, float]] = []
     for run in (1, 2):
-        if trim:  # as measure() does; without it the first run's free pages stay resident
+        if trim and run == 2:  # as measure() does; without it the first run's free pages stay resident
             release_free_memory()
         base, start = rss_bytes(), libc.mallinfo2()
         reset_peak_rss()

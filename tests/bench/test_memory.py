@@ -20,6 +20,9 @@ def test_one_configuration_is_measured_in_a_fresh_process() -> None:
     row = run_one(first, 16, "cpu", dict(os.environ))
     assert row["status"] == "ok" and row["family"] == "ffn"
     assert row["live_tensor_peak_bytes"] > 0 and row["rss_growth_bytes"] is not None
+    # the reference: the fresh process's growth over training it, the fixed cost paid before
+    assert row["rss_training_growth_bytes"] > 0
+    assert row["rss_error"] == row["estimate"]["total"] / row["rss_training_growth_bytes"] - 1
     assert abs(row["live_error"]) < 0.10
     assert row["resident"] >= row["estimate"]["total"] and row["resident_error"] is not None
     assert summary([row])["configurations"] == 1
