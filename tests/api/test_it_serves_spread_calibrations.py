@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from advisor import workers
+from advisor import jobs, services, workers
 from advisor.models import CalibrationJob, Device, Recommendation
+from tests.api.conftest import RedisServer
 from tests.api.test_it_serves_calibrations import URL, _messages_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -123,3 +124,22 @@ def test_it_cancels_every_participant_through_any_of_them(
     response = api.post(f"{URL}{jobs[through]}/cancel/")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
     assert [api.get(f"{URL}{j}/").json()["status"] for j in jobs] == ["cancelled", "cancelled"]
+
+
+@pytest.mark.slow
+def test_it_answers_503_and_keeps_every_participant_while_the_broker_is_down(
+    api: APIClient, redis_broker: RedisServer, rec: Recommendation, pair: list[Device]
+) -> None:
+    api.post(URL, {"recommendation": rec.pk, "device": pair[0].pk}, format="json")  # a pooled connection
+    redis_broker.stop()
+    refused = api.post(URL, _spread(rec, pair), format="json")
+    assert refused.status_code == 503, refused.content
+    assert refused["Retry-After"] and "broker is unreachable" in refused.json()["detail"]
+    ids = refused.json()["job"]["spread"]["jobs"]
+    kept = CalibrationJob.objects.filter(pk__in=ids)
+    assert [(j.status, j.sent_at) for j in kept] == [("queued", None), ("queued", None)]
+
+    redis_broker.start()
+    queues = [d.queue for d in pair]
+    assert jobs.resend_unsent(services.CALIBRATIONS, queues=queues) == 2
+    assert [int(redis_broker.client().llen(q)) for q in queues] == [1, 1]
