@@ -147,11 +147,9 @@ def check_calibration_limits(
         errors.update(_data_parallel_errors(device, cand, data_parallel))
     if not 1 <= time_limit_seconds <= settings.CALIBRATION_MAX_SECONDS:
         errors["time_limit_seconds"] = [f"must be from 1 to {settings.CALIBRATION_MAX_SECONDS} seconds"]
-    if cand["parameters"] > settings.CALIBRATION_MAX_PARAMETERS:
-        errors["candidate"] = [
-            f"{cand['parameters']:,} parameters exceed this server's cap of "
-            f"{settings.CALIBRATION_MAX_PARAMETERS:,} (CALIBRATION_MAX_PARAMETERS)"
-        ]
+    too_big = parameters_refusal(cand)
+    if too_big:
+        errors["candidate"] = [too_big]
     if device.memory_bytes and not bad_batches:
         for b in batch_sizes or [cand["training"]["batch_size"]]:
             need = engine.memory_for(cand, batch_size=b, device="cuda" if device.kind == "cuda" else "cpu")[
@@ -187,8 +185,9 @@ def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int
                 "a data-parallel calibration runs on a CPU device (GPUs: python -m bench scaling)"
             ]
         }
-    if cand.get("family") in ("rbm", "dbn"):
-        return {"data_parallel": [f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"]}
+    no_ddp = ddp_refusal(cand)
+    if no_ddp:
+        return {"data_parallel": [no_ddp]}
     cores = device.cores or 1
     if any(not isinstance(w, int) or not 1 <= w <= cores for w in worlds):
         return {
@@ -197,6 +196,23 @@ def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int
             ]
         }
     return {}
+
+
+def parameters_refusal(cand: dict[str, Any]) -> str | None:
+    """Why this server will not build the candidate (CALIBRATION_MAX_PARAMETERS), or None."""
+    if cand["parameters"] <= settings.CALIBRATION_MAX_PARAMETERS:
+        return None
+    return (
+        f"{cand['parameters']:,} parameters exceed this server's cap of "
+        f"{settings.CALIBRATION_MAX_PARAMETERS:,} (CALIBRATION_MAX_PARAMETERS)"
+    )
+
+
+def ddp_refusal(cand: dict[str, Any]) -> str | None:
+    """Why the candidate cannot train data-parallel, or None."""
+    if cand.get("family") in ("rbm", "dbn"):
+        return f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"
+    return None
 
 
 # A measuring child's start (a fresh interpreter importing torch) before the first configuration.

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from advisor import jobs
 from advisor.models import CalibrationJob, Device, Recommendation
-from advisor.services import CalibrationRefused, publish
+from advisor.services import CalibrationRefused, ddp_refusal, parameters_refusal, publish
 
 WAIT_POLL_S = 0.5
 PEER_STALE_S = 15.0  # a running peer whose worker beat no heartbeat for this long has died
@@ -74,19 +74,7 @@ def submit_spread_calibration(
 ) -> list[CalibrationJob]:
     """Queue rank r of a len(devices)-rank data-parallel calibration on devices[r]'s queue."""
     limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
-    errors: dict[str, list[str]] = {}
-    if len(devices) < 2 or len({d.host for d in devices}) != len(devices):
-        errors["devices"] = ["two or more devices, each on a host of its own"]
-    if any(d.kind != "cpu" for d in devices):
-        errors.setdefault("devices", []).append("CPU devices (a GPU rank needs NCCL across hosts: not yet)")
-    offline = [d.id for d in devices if not d.online]
-    if offline:
-        errors.setdefault("devices", []).append(f"offline: {', '.join(offline)}")
-    cand = recommendation.result["candidates"][candidate]
-    if cand.get("family") in ("rbm", "dbn"):
-        errors["candidate"] = [f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"]
-    if not 1 <= limit <= settings.CALIBRATION_MAX_SECONDS:
-        errors["time_limit_seconds"] = [f"must be from 1 to {settings.CALIBRATION_MAX_SECONDS} seconds"]
+    errors = spread_errors(recommendation=recommendation, candidate=candidate, devices=devices, limit=limit)
     if errors:
         raise CalibrationRefused(errors)
     group = uuid.uuid4().hex
@@ -107,6 +95,54 @@ def submit_spread_calibration(
         for job in made:
             transaction.on_commit(lambda job=job: publish(job))  # type: ignore[misc]
     return made
+
+
+def spread_errors(
+    *, recommendation: Recommendation, candidate: int, devices: list[Device], limit: int
+) -> dict[str, list[str]]:
+    """What refuses a spread calibration, by field: its devices must be distinct, online CPU devices, each
+    on a host of its own (a rank per host), and its candidate one that DDP can train."""
+    errors: dict[str, list[str]] = {}
+    ids = [d.id for d in devices]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        errors["devices"] = [f"each device once: {', '.join(twice)} given more than once"]
+    elif len(devices) < 2 or len({d.host for d in devices}) != len(devices):
+        errors["devices"] = ["two or more devices, each on a host of its own"]
+    kinds = sorted({d.kind for d in devices})
+    if len(kinds) > 1:
+        errors.setdefault("devices", []).append(f"devices of one kind, not a mix of {', '.join(kinds)}")
+    elif kinds and kinds != ["cpu"]:
+        errors.setdefault("devices", []).append("CPU devices (a GPU rank needs NCCL across hosts: not yet)")
+    offline = [d.id for d in devices if not d.online]
+    if offline:
+        errors.setdefault("devices", []).append(f"offline: {', '.join(offline)}")
+    candidates = recommendation.result["candidates"]
+    if not 0 <= candidate < len(candidates):
+        errors["candidate"] = [f"must be between 0 and {len(candidates) - 1}"]
+    else:
+        refusal = ddp_refusal(candidates[candidate]) or parameters_refusal(candidates[candidate])
+        if refusal:
+            errors["candidate"] = [refusal]
+    if not 1 <= limit <= settings.CALIBRATION_MAX_SECONDS:
+        errors["time_limit_seconds"] = [f"must be from 1 to {settings.CALIBRATION_MAX_SECONDS} seconds"]
+    return errors
+
+
+def participants(job: CalibrationJob) -> dict[str, Any] | None:
+    """A spread job's place in its calibration for the API: its rank, the world, the devices in rank order
+    and the ids of every participant's job in rank order; None for a job of one device."""
+    spread = job.options.get("spread")
+    if not spread:
+        return None
+    ranks = dict(siblings(job).values_list("options__spread__rank", "pk"))
+    return {
+        "group": spread["group"],
+        "rank": int(spread["rank"]),
+        "world": int(spread["world"]),
+        "devices": list(spread["devices"]),
+        "jobs": [ranks[r] for r in sorted(ranks)],
+    }
 
 
 def _publish_store(job: CalibrationJob, store: str) -> None:

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from advisor.api.policies import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
 from advisor.services import MAX_BATCH_SIZE
+from advisor.spread import participants
 
 # The database column is a 32-bit positive integer; larger values are refused here, the real cap
 # (CALIBRATION_MAX_SECONDS) by the service, which names it.
@@ -20,6 +21,14 @@ class _Restart(serializers.Serializer[dict[str, Any]]):
     count = serializers.IntegerField(help_text="restarts since `manage.py serve` started")
     reason = serializers.CharField(help_text="how the previous worker ended, e.g. killed by SIGKILL")
     at = serializers.DateTimeField()
+
+
+class _Spread(serializers.Serializer[dict[str, Any]]):
+    group = serializers.CharField()
+    rank = serializers.IntegerField()
+    world = serializers.IntegerField()
+    devices = serializers.ListField(child=serializers.CharField(), help_text="device ids in rank order")
+    jobs = serializers.ListField(child=serializers.IntegerField(), help_text="job ids in rank order")
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
@@ -60,7 +69,17 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
     candidate = serializers.IntegerField(
         min_value=0, max_value=1000, default=0, help_text="index into the recommendation's candidates"
     )
-    device = serializers.CharField(max_length=200, help_text="a device id from GET devices/")
+    device = serializers.CharField(
+        max_length=200, required=False, help_text="a device id from GET devices/ (required without devices)"
+    )
+    devices = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        min_length=2,
+        max_length=64,
+        help_text="instead of device: two or more CPU device ids, each on a host of its own, to spread one "
+        "data-parallel calibration over (a rank per device, rendezvous through torch.distributed)",
+    )
     batch_sizes = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_BATCH_SIZE),
         default=list,
@@ -95,10 +114,33 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
         return rec
 
     def validate_device(self, value: str) -> Device:
-        device = Device.objects.filter(pk=value).first()
-        if device is None:
-            raise serializers.ValidationError(f"no device {value!r}; GET /api/v1/devices/ lists them")
-        return device
+        return _device(value)
+
+    def validate_devices(self, value: list[str]) -> list[Device]:
+        return [_device(v) for v in value]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """One device, or a spread over several: `devices` goes with none of the one-device fields."""
+        if "devices" not in attrs:
+            if "device" not in attrs:
+                raise serializers.ValidationError({"device": ["required (or devices, to spread the job)"]})
+            return attrs
+        alone = [f for f in ("device", "batch_sizes", "threads", "data_parallel") if attrs.get(f)]
+        if alone:
+            raise serializers.ValidationError(
+                {
+                    f: ["does not go with devices (a spread calibration times the candidate's own batch)"]
+                    for f in alone
+                }
+            )
+        return attrs
+
+
+def _device(value: str) -> Device:
+    device = Device.objects.filter(pk=value).first()
+    if device is None:
+        raise serializers.ValidationError(f"no device {value!r}; GET /api/v1/devices/ lists them")
+    return device
 
 
 class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
@@ -122,12 +164,20 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
     data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
+    spread = serializers.SerializerMethodField(
+        help_text="for one rank of a calibration spread over several devices: group, rank, world, devices "
+        "and jobs (every participant's job id, in rank order); null for a job of one device"
+    )
 
     def get_sent(self, job: CalibrationJob) -> bool:
         return job.sent_at is not None
 
     def get_data_parallel(self, job: CalibrationJob) -> list[int]:
         return [int(w) for w in job.options.get("data_parallel", [])]
+
+    @extend_schema_field(_Spread(allow_null=True))
+    def get_spread(self, job: CalibrationJob) -> dict[str, Any] | None:
+        return participants(job)
 
     class Meta:
         model = CalibrationJob
@@ -139,6 +189,7 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
             "batch_sizes",
             "threads",
             "data_parallel",
+            "spread",
             "time_limit_seconds",
             "status",
             "progress",

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from advisor import engine, profiles, services
+from advisor import engine, profiles, services, spread
 from advisor.accounts import signed_in
 from advisor.api.owned import Owned
 from advisor.api.policies import CalibrationThrottle
@@ -163,6 +163,8 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
         form = CalibrationRequestSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         asked = form.validated_data
+        if "devices" in asked:
+            return self._spread(request, asked, key)
         try:
             job, created = services.submit_calibration(
                 owner=signed_in(request.user),
@@ -198,6 +200,34 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
             headers["Retry-After"] = "5"
             return Response({"detail": detail, "job": body}, status=503, headers=headers)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+    def _spread(self, request: Request, asked: dict[str, Any], key: str) -> Response:
+        """POST with devices: one job per device; the answer is rank 0's, whose `spread.jobs` lists all."""
+        if key:
+            raise ValidationError({"Idempotency-Key": ["not supported with devices (a spread calibration)"]})
+        try:
+            made = spread.submit_spread_calibration(
+                owner=signed_in(request.user),
+                recommendation=asked["recommendation"],
+                candidate=asked["candidate"],
+                devices=asked["devices"],
+                time_limit_seconds=asked.get("time_limit_seconds"),
+            )
+        except services.CalibrationRefused as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+        first = made[0]
+        if not all(services.delivered(job, created=True) for job in made):
+            detail = (
+                f"the message broker is unreachable: calibration {first.pk} and its peers are saved and stay "
+                "queued; they are sent as soon as the broker is back. Poll their URLs."
+            )
+            body = {"detail": detail, "job": CalibrationSerializer(first).data}
+            return Response(body, status=503, headers={"Retry-After": "5"})
+        return Response(
+            CalibrationSerializer(first).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": f"/api/v1/calibrations/{first.pk}/"},
+        )
 
     @extend_schema(responses={200: CalibrationSerializer, 404: NOT_FOUND})
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:

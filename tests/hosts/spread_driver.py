@@ -1,6 +1,10 @@
 """Runs inside test host a (its network namespace, where the private database is): submits one spread
 calibration over the two hosts' CPU devices and reports, as JSON lines, when both ranks train and when
-every job has finished. `python tests/hosts/spread_driver.py quick|long`."""
+every job has finished. `python tests/hosts/spread_driver.py quick|long|cancel`.
+
+quick submits through the API (POST calibrations/ with `devices`, as a client would); long and cancel through
+the service, as they need a training longer than the API offers (data_parallel_min_seconds); cancel stops
+the calibration through the API (POST calibrations/{rank 0's id}/cancel/)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import django
 django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402  (after django.setup)
+from rest_framework.test import APIClient  # noqa: E402
 
 from advisor import services, spread  # noqa: E402
 from advisor.models import CalibrationJob, Device  # noqa: E402
@@ -36,18 +41,29 @@ def main(mode: str) -> None:
         assert time.monotonic() < deadline, "the two workers did not announce their devices"
         time.sleep(0.5)
     user = User.objects.create_user(username=f"spread-{mode}")
+    api = APIClient()
+    api.force_authenticate(user)
     rec = services.advise(owner=user, spec=SPEC)
-    seconds = 0.3 if mode == "quick" else 500
-    jobs = spread.submit_spread_calibration(
-        owner=user,
-        recommendation=rec,
-        candidate=0,
-        devices=devices,
-        time_limit_seconds=600,
-        options={"data_parallel_min_seconds": seconds},
+    if mode == "quick":
+        body = {"recommendation": rec.pk, "devices": [d.pk for d in devices], "time_limit_seconds": 600}
+        response = api.post("/api/v1/calibrations/", body, format="json")
+        assert response.status_code == 202, response.content
+        ids = response.json()["spread"]["jobs"]
+    else:
+        jobs = spread.submit_spread_calibration(
+            owner=user,
+            recommendation=rec,
+            candidate=0,
+            devices=devices,
+            time_limit_seconds=600,
+            options={"data_parallel_min_seconds": 500},
+        )
+        ids = [j.pk for j in jobs]
+    emit(
+        type="submitted",
+        jobs=ids,
+        spread=[api.get(f"/api/v1/calibrations/{i}/").json()["spread"] for i in ids],
     )
-    ids = [j.pk for j in jobs]
-    emit(type="submitted", jobs=ids)
     said = False
     steps: list[str] = []
     deadline = time.monotonic() + 400
@@ -66,7 +82,7 @@ def main(mode: str) -> None:
             )
             return
         if mode == "cancel" and said and not rows[0].cancel_requested and not rows[0].finished:
-            services.cancel_calibration(job=rows[0])
+            assert api.post(f"/api/v1/calibrations/{rows[0].pk}/cancel/").status_code == 200
         time.sleep(0.3)
     emit(type="timeout")
 

@@ -126,7 +126,13 @@ def _ranks(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
 
 
 def test_it_trains_one_rank_on_each_hosts_worker(fleet: Fleet) -> None:
-    driver, events = fleet.drive("quick")
+    driver, events = fleet.drive("quick")  # submitted through the API, as a client would
+    submitted = _until(events, "submitted", 200, fleet)
+    assert [(s["rank"], s["world"], s["jobs"]) for s in submitted["spread"]] == [
+        (0, 2, submitted["jobs"]),
+        (1, 2, submitted["jobs"]),
+    ]
+    assert submitted["spread"][0]["devices"] == ["hosta-cpu0", "hostb-cpu0"]
     done = _until(events, "done", 400, fleet)
     (first, second) = done["jobs"]
 
@@ -140,7 +146,7 @@ def test_it_trains_one_rank_on_each_hosts_worker(fleet: Fleet) -> None:
 
 
 def test_it_cancels_every_rank(fleet: Fleet) -> None:
-    driver, events = fleet.drive("cancel")  # cancels rank 0's job once both ranks time their steps
+    driver, events = fleet.drive("cancel")  # cancels rank 0's job through the API once both ranks time steps
     _until(events, "training", 400, fleet)
     ranks = _ranks(fleet.workers["hosta"]) + _ranks(fleet.workers["hostb"])
 
