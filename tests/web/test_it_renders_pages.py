@@ -35,6 +35,13 @@ def test_it_logs_in_and_out(user: Any) -> None:
     assert client.get("/").status_code == 302
 
 
+@pytest.mark.parametrize("step", ["task", "data", "hardware", "targets"])
+def test_it_leaks_no_template_syntax_on_any_wizard_step(client_for: Client, step: str) -> None:
+    # A multi-line {# #} is not a Django comment: it was printed on the page as text.
+    html = _wizard_post(client_for, {"go": step}).content.decode()
+    assert not [token for token in ("{#", "#}", "{%", "%}", "{{", "}}") if token in html]
+
+
 def test_it_shows_the_first_step_with_examples_and_a_preview(client_for: Client) -> None:
     page = client_for.get("/")
     html = page.content.decode()
