@@ -61,16 +61,22 @@ def _data_parallel(
     seconds_left: float,
     watcher: jobs.Watcher,
 ) -> dict[str, Any]:
-    """After the sweep: DDP ranks at each world size, each with the candidate's own batch size. The rows go
-    to summary["data_parallel"]; a failure of this part fails the job with its reason."""
+    """After the sweep: DDP ranks at each world size, each with the candidate's own batch size (gloo ranks
+    sharing the CPU's cores, or NCCL ranks with a GPU each). The rows go to summary["data_parallel"]; a
+    failure of this part fails the job with its reason."""
     from advisor.calibration import ScalingPlan, run_scaling
+    from advisor.calibration.scaling import cuda_devices, gpu_order
 
     if seconds_left <= 1:
         return {"status": "timed_out", "error": "no time was left for the data-parallel measurement"}
     options = _plan_options(job)
+    cuda = job.device.kind == "cuda"
     plan = ScalingPlan(
         candidate,
         world_sizes=worlds,
+        # On a GPU: NCCL, rank 0 on the job's own GPU and the others on the rest this worker sees.
+        device="cuda" if cuda else "cpu",
+        gpus=tuple(gpu_order(job.device.index, cuda_devices())) if cuda else None,
         min_seconds=float(job.options.get("data_parallel_min_seconds", options["min_seconds"])),
         time_limit_s=seconds_left,
         # The sweep's "auto" ends at tuned wherever the default allocator costs anything (findings.py).

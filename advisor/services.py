@@ -177,25 +177,28 @@ def check_calibration_limits(
 
 
 def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int]) -> dict[str, list[str]]:
-    """World sizes a data-parallel calibration can run: its ranks share the device's physical cores (one
-    at least each). On a GPU every rank needs a GPU of its own, which one worker's job cannot hold yet."""
-    if device.kind != "cpu":
-        return {
-            "data_parallel": [
-                "a data-parallel calibration runs on a CPU device (GPUs: python -m bench scaling)"
-            ]
-        }
+    """World sizes a data-parallel calibration can run: on a CPU its ranks share the device's physical cores
+    (one at least each, gloo); on a GPU every rank has a GPU of its own (NCCL), rank 0 the job's device and
+    the others the rest of the GPUs its worker sees (host_gpus)."""
     no_ddp = ddp_refusal(cand)
     if no_ddp:
         return {"data_parallel": [no_ddp]}
-    cores = device.cores or 1
-    if any(not isinstance(w, int) or not 1 <= w <= cores for w in worlds):
-        return {
-            "data_parallel": [
-                f"each world size must be an integer from 1 to {cores}, the cores of {device.name}"
-            ]
-        }
+    if device.kind == "cpu":
+        most, what = device.cores or 1, f"the cores of {device.name}"
+    else:
+        most, what = host_gpus(device), f"the GPUs {device.worker or device.host}'s worker sees"
+    if any(not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= most for w in worlds):
+        return {"data_parallel": [f"each world size must be an integer from 1 to {most}, {what}"]}
     return {}
+
+
+def host_gpus(device: Device) -> int:
+    """The GPUs a GPU device's worker sees (`details.host_gpus`, from torch.cuda.device_count() when it
+    registered); for a row registered before that was recorded, the GPU rows announced from its host."""
+    recorded = (device.details or {}).get("host_gpus")
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 1:
+        return recorded
+    return max(1, Device.objects.filter(host=device.host, kind=device.kind).count())
 
 
 def parameters_refusal(cand: dict[str, Any]) -> str | None:

@@ -97,7 +97,8 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
         default=list,
         max_length=8,
         help_text="world sizes of a data-parallel measurement after the sweep (DistributedDataParallel "
-        "ranks on the device's cores, gloo), e.g. [1, 2]; empty: none",
+        "ranks sharing a CPU device's cores with gloo, or on a GPU device one GPU each of those its worker "
+        "sees with NCCL), e.g. [1, 2]; empty: none",
     )
     time_limit_seconds = serializers.IntegerField(
         min_value=1,

@@ -58,7 +58,8 @@ def detect_devices() -> list[dict[str, Any]]:
         }
     ]
     if torch.cuda.is_available():
-        for i in range(torch.cuda.device_count()):
+        count = torch.cuda.device_count()
+        for i in range(count):
             props = torch.cuda.get_device_properties(i)
             devices.append(
                 {
@@ -67,6 +68,9 @@ def detect_devices() -> list[dict[str, Any]]:
                     "name": props.name,
                     "memory_bytes": int(props.total_memory),
                     "capability": f"{props.major}.{props.minor}",
+                    # The GPUs this worker's process sees (CUDA_VISIBLE_DEVICES, the container's reservation):
+                    # the largest world size a data-parallel calibration queued on this GPU can use.
+                    "host_gpus": count,
                 }
             )
     return devices

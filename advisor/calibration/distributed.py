@@ -49,10 +49,30 @@ def backend_for(device: str) -> str:
     return "nccl" if device.startswith("cuda") else "gloo"
 
 
+def rank_setup(payload: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
+    """A rank's backend, its torch device ("cpu", or "cuda:<gpu>": one GPU of its own) and the variables
+    torchrun would have set for it. Libraries (and NCCL's own logs) read LOCAL_RANK and friends; the NCCL_*
+    and GLOO_* settings come from the worker's environment untouched (allocator.child_environment keeps
+    them)."""
+    device = str(payload["device"])
+    local = int(payload["local_rank"])
+    if device.startswith("cuda"):
+        gpu = payload.get("gpu")
+        device = f"cuda:{local if gpu is None else int(gpu)}"
+    env = {
+        "RANK": str(int(payload["rank"])),
+        "LOCAL_RANK": str(local),
+        "WORLD_SIZE": str(int(payload["world_size"])),
+        "LOCAL_WORLD_SIZE": str(int(payload.get("local_world_size", 1))),
+    }
+    return backend_for(device), device, env
+
+
 class CommClock:
     """Wraps a DDP communication hook; records each bucket's all-reduce from hand-over to completion."""
 
     def __init__(self, dev: torch.device) -> None:
+        self.dev = dev
         self.cuda = dev.type == "cuda"
         self._lock = threading.Lock()
         self._step: list[Any] = []  # this step's (start, end): floats, or CUDA event pairs
@@ -65,7 +85,9 @@ class CommClock:
     def now(self) -> Any:
         if self.cuda:
             event = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-            event.record()
+            # The rank's own device's current stream, named: DDP's hook and the future's callback run on
+            # other threads, whose current device need not be this rank's GPU.
+            event.record(torch.cuda.current_stream(self.dev))
             return event
         return time.perf_counter()
 
@@ -142,17 +164,20 @@ def participate(
 ) -> dict[str, Any]:
     """Join the process group, time the candidate's DDP step, leave; returns this rank's figures.
 
-    payload: candidate, device ("cpu" | "cuda"), local_rank, rank, world_size, store_host, store_port,
+    payload: candidate, device ("cpu" | "cuda"), local_rank, local_world_size, gpu (its CUDA index; None:
+    local_rank), rank, world_size, store_host, store_port,
     batch_size (per rank), threads (CPU threads of this rank), sync, mixed_group, average_period,
     min_iterations, min_seconds, warmup (at least 1), timeout_s (how long a collective may wait for a peer),
     rendezvous_s (how long the ranks may take to gather at the store).
     `emit` gets {"type": "progress", "rank", "pid", "step": "timing", "steps"} once the timed steps start.
     """
     rank, world = int(payload["rank"]), int(payload["world_size"])
-    cuda = str(payload["device"]).startswith("cuda")
-    dev = torch.device("cuda", int(payload["local_rank"])) if cuda else torch.device("cpu")
+    backend, device, env = rank_setup(payload)
+    os.environ.update(env)
+    dev = torch.device(device)
+    cuda = dev.type == "cuda"
     if cuda:
-        torch.cuda.set_device(dev)
+        torch.cuda.set_device(dev)  # before any CUDA work: NCCL binds the communicator to the current device
     torch.set_num_threads(int(payload["threads"]))
     timeout = dt.timedelta(seconds=float(payload["timeout_s"]))
     store = dist.TCPStore(  # type: ignore[attr-defined]
@@ -162,9 +187,7 @@ def participate(
         is_master=rank == 0,
         timeout=dt.timedelta(seconds=float(payload.get("rendezvous_s", payload["timeout_s"]))),
     )
-    dist.init_process_group(
-        backend_for(str(payload["device"])), store=store, rank=rank, world_size=world, timeout=timeout
-    )
+    dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=timeout)
     try:
         torch.manual_seed(rank)  # each rank trains on its own data; DDP copies rank 0's initial weights
         candidate = payload["candidate"]
@@ -207,7 +230,9 @@ def participate(
             torch.cuda.synchronize(dev)
         seconds, iqr = summarise_samples(timing["samples"])
         allreduce, _ = summarise_samples(clock.per_step_seconds())
-        dist.barrier()  # nobody leaves while a peer still times: its last collective would have no partner
+        # Nobody leaves while a peer still times: its last collective would have no partner. NCCL's barrier
+        # is an all-reduce on a GPU: name this rank's, or torch guesses one from the rank number.
+        dist.barrier(device_ids=[dev.index] if cuda else None)
         return {
             "rank": rank,
             "family": family_of(candidate),

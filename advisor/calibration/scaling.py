@@ -55,11 +55,18 @@ def max_world_size(device: str) -> int:
     return cuda_devices() if device.startswith("cuda") else physical_cores()
 
 
+def gpu_order(first: int, available: int) -> list[int]:
+    """The GPUs a job on cuda:`first` gives its ranks, rank 0 first: its own GPU, then the host's others in
+    index order, so world size 1 measures the very GPU the job was queued on."""
+    return [first, *(i for i in range(available) if i != first)]
+
+
 @dataclass(frozen=True)
 class ScalingPlan:
     candidate: dict[str, Any]
     world_sizes: list[int] = field(default_factory=lambda: [1, 2])
-    device: str = "cpu"  # "cpu" (gloo) or "cuda" (NCCL, rank r on cuda:r)
+    device: str = "cpu"  # "cpu" (gloo) or "cuda" (NCCL, rank r on cuda:gpus[r])
+    gpus: tuple[int, ...] | None = None  # "cuda": the GPUs of the ranks in rank order; None: 0, 1, 2, ...
     batch_size: int | None = None  # per rank; None: the candidate's training.batch_size
     threads: int | None = None  # CPU threads per rank; None: the physical cores split between the ranks
     sync: str = "sync"  # "sync": DDP all-reduce every step; "mixed": post-local-SGD (distributed.py)
@@ -83,6 +90,10 @@ class ScalingPlan:
         if not (self.device == "cpu" or self.device == "cuda"):
             errors.setdefault("device", []).append("cpu or cuda (rank r uses cuda:r)")
         most = max_world_size(self.device) if self.device in ("cpu", "cuda") else 0
+        if self.device == "cuda" and self.gpus is not None:
+            if len(set(self.gpus)) != len(self.gpus) or any(not 0 <= int(g) < most for g in self.gpus):
+                errors.setdefault("gpus", []).append(f"distinct GPU indices from 0 to {most - 1}")
+            most = min(most, len(self.gpus))
         if not self.world_sizes or any(int(w) < 1 or int(w) > most for w in self.world_sizes):
             errors.setdefault("world_sizes", []).append(
                 f"each world size between 1 and {most}, the {'GPUs' if self.device == 'cuda' else 'cores'}"
@@ -138,7 +149,11 @@ def rank_payloads(
         "timeout_s": plan.collective_timeout_s,
         "rendezvous_s": plan.time_limit_s,  # hosts start their ranks when their workers get to the job
     }
-    return [{**common, "rank": first_rank + i, "local_rank": i} for i in range(local)]
+    gpus = list(plan.gpus or range(local)) if plan.device == "cuda" else [None] * local
+    return [
+        {**common, "rank": first_rank + i, "local_rank": i, "local_world_size": local, "gpu": gpus[i]}
+        for i in range(local)
+    ]
 
 
 def rank_main(payload: dict[str, Any], events: Any) -> None:
