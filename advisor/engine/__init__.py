@@ -7,13 +7,14 @@ resident_for(candidate, batch_size=) -> CPU resident-set growth in bytes (simula
 estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
 follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
+with_measured_scaling(rec, i, estimate, calibrations) -> the estimate over several devices, measured scaling
 """
 
 from __future__ import annotations
 
 from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, storage_catalog
 from advisor.engine.errors import SpecError
-from advisor.engine.measured import estimate_for, measured_estimate
+from advisor.engine.measured import estimate_for, measured_estimate, with_measured_scaling
 from advisor.engine.memory import memory_for, resident_for
 from advisor.engine.plan import follow_measurement
 from advisor.engine.recommend import recommend
@@ -35,4 +36,5 @@ __all__ = [
     "resident_for",
     "rules",
     "storage_catalog",
+    "with_measured_scaling",
 ]

@@ -14,11 +14,14 @@ EFFICIENCY is the share of peak that real frameworks reach on these networks: Sh
 tool per network at its Table 4 batch, gives 30-64% of peak on the GTX 1080 (FCN-5 30%, ResNet-50 52%,
 AlexNet 64%, LSTM-32 45%) and 22-42% of the i7-3820's AVX peak at 4 threads; we use 45% (GPU) and 35% (CPU).
 Several GPUs under data parallelism: each doubling cuts the time by MULTI_GPU_CUT (W §III-H: 35% at best,
-28% Caffe, 10% Torch/TensorFlow in S's runs).
+28% Caffe, 10% Torch/TensorFlow in S's runs), unless a data-parallel calibration measured the scaling
+efficiency E(n) (throughput of n ranks over n times one rank's): then the time is one device's / (n x E(n)),
+with E interpolated in log2(n) between the measured world sizes (measured.with_measured_scaling).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -109,8 +112,47 @@ def seconds_per_batch(
     return max(compute, traffic) + STEP_SECONDS[device.kind] + layers * LAYER_SECONDS[device.kind]
 
 
-def multi_gpu_factor(devices: int) -> float:
-    return (1.0 - MULTI_GPU_CUT) ** math.log2(devices) if devices > 1 else 1.0
+CONSTANT_SCALING = "W §III-H constant"
+
+
+def multi_gpu_factor(devices: int, efficiency: float | None = None) -> float:
+    """Time on `devices` data-parallel devices over time on one: from a measured scaling efficiency, else
+    the constant cut per doubling."""
+    if devices <= 1:
+        return 1.0
+    if efficiency is not None:
+        return 1.0 / (devices * efficiency)
+    return float((1.0 - MULTI_GPU_CUT) ** math.log2(devices))
+
+
+def scaling_efficiency(rows: list[dict[str, Any]], devices: int) -> tuple[float, bool] | None:
+    """(E(devices), extrapolated) from a data-parallel calibration's rows (world_size, efficiency against
+    world size 1), or None when they cannot say: no world size 1 row, or nothing beyond it. Between measured
+    world sizes E is linear in log2(n); past the largest, its measured loss per doubling carries on
+    (E(n) = E(max) ** (log2 n / log2 max)). Never above 1: a superlinear measurement (caches, noise) is not
+    promised to a larger world."""
+    usable = [r for r in rows if float(r.get("efficiency") or 0) > 0]
+    points = sorted({int(r["world_size"]): float(r["efficiency"]) for r in usable}.items())
+    if len(points) < 2 or points[0][0] != 1:
+        return None
+    x = math.log2(devices)
+    largest, at_largest = points[-1]
+    if devices >= largest:
+        value, extrapolated = float(at_largest ** (x / math.log2(largest))), devices > largest
+    else:
+        (w0, e0), (w1, e1) = next((a, b) for a, b in itertools.pairwise(points) if b[0] >= devices)
+        t = (x - math.log2(w0)) / (math.log2(w1) - math.log2(w0))
+        value, extrapolated = e0 + t * (e1 - e0), False
+    return min(1.0, value), extrapolated
+
+
+def constant_scaling(devices: int) -> dict[str, Any]:
+    """The basis of a multi-device figure no calibration measured."""
+    return {
+        "basis": CONSTANT_SCALING,
+        "cut_per_doubling": MULTI_GPU_CUT,
+        "efficiency": 1.0 / (devices * multi_gpu_factor(devices)),
+    }
 
 
 def assemble(
@@ -122,12 +164,20 @@ def assemble(
     devices: int,
     io_seconds_per_epoch: float,
     basis: str,
+    scaling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An estimate from seconds per batch on one device; the data stall is what prefetching cannot hide."""
+    """An estimate from seconds per batch on one device; the data stall is what prefetching cannot hide.
+    On several devices, `scaling` (a measured one: basis, efficiency, calibration...) or the constant's
+    says how the time was divided, and goes into the estimate as its `scaling`."""
     batches = math.ceil(examples / batch_size)
-    compute = per_batch * batches * multi_gpu_factor(devices)
+    if devices > 1 and scaling is None:
+        scaling = constant_scaling(devices)
+    measured = devices > 1 and scaling is not None and scaling["basis"] != CONSTANT_SCALING
+    efficiency = float(scaling["efficiency"]) if measured and scaling is not None else None
+    compute = per_batch * batches * multi_gpu_factor(devices, efficiency)
     stall = max(0.0, io_seconds_per_epoch - compute)
     per_epoch = compute + stall
+    extra = {"scaling": scaling} if devices > 1 else {}
     return {
         "seconds_per_batch": per_batch,
         "seconds_per_epoch": per_epoch,
@@ -138,4 +188,5 @@ def assemble(
         "devices": devices,
         "compute_seconds_per_epoch": compute,
         "data_seconds_per_epoch": stall,
+        **extra,
     }

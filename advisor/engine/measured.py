@@ -1,10 +1,11 @@
-"""Estimates rebuilt after the fact: at another batch size (analytic) or from a measured seconds per batch."""
+"""Estimates rebuilt after the fact: at another batch size (analytic), from a measured seconds per batch, or
+over several devices with a measured scaling efficiency."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.estimate import MEASURED_ERROR, assemble
+from advisor.engine.estimate import MEASURED_ERROR, assemble, scaling_efficiency
 from advisor.engine.recommend import analytic, data_parallel_devices
 
 
@@ -66,3 +67,49 @@ def measured_estimate(
     predicted = analytic_estimate["seconds_per_batch"]
     result["error_vs_analytic"] = (predicted - seconds_per_batch) / seconds_per_batch
     return result
+
+
+# The device kind (Device.kind) whose data-parallel calibrations speak for a plan's device.
+_KIND_FOR_PLAN = {"gpu": "cuda", "cpu": "cpu"}
+
+
+def with_measured_scaling(
+    recommendation: dict[str, Any],
+    candidate_index: int,
+    estimate: dict[str, Any],
+    calibrations: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The estimate over the plan's data-parallel devices timed with a measured scaling efficiency instead
+    of the constant (estimate.MULTI_GPU_CUT): from the newest of `calibrations` (oldest first; each
+    {"calibration": job id, "device": its device id, "kind": "cpu" | "cuda", "rows": its summary's
+    data_parallel rows}) on the plan's kind of device whose rows say something (world size 1 and a larger
+    one). The estimate comes back unchanged on one device or when none does."""
+    devices = int(estimate.get("devices") or 1)
+    kind = _KIND_FOR_PLAN.get(str(recommendation["hardware_plan"].get("device")))
+    if devices <= 1 or not estimate.get("batch_size"):
+        return estimate
+    for found in reversed(calibrations):
+        measured = scaling_efficiency(list(found["rows"]), devices) if found["kind"] == kind else None
+        if measured is None:
+            continue
+        efficiency, extrapolated = measured
+        scaling = {
+            "basis": "measured",
+            "efficiency": efficiency,
+            "extrapolated": extrapolated,
+            "calibration": found["calibration"],
+            "device": found["device"],
+            "world_sizes": sorted(int(r["world_size"]) for r in found["rows"]),
+        }
+        rescaled = assemble(
+            per_batch=float(estimate["seconds_per_batch"]),
+            batch_size=int(estimate["batch_size"]),
+            examples=recommendation["spec"]["data"]["examples"],
+            epochs=_candidate(recommendation, candidate_index)["training"]["epochs"],
+            devices=devices,
+            io_seconds_per_epoch=recommendation["dataflow"].get("io_seconds_per_epoch", 0.0),
+            basis=str(estimate["basis"]),
+            scaling=scaling,
+        )
+        return {**estimate, **rescaled}
+    return estimate
