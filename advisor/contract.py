@@ -57,6 +57,20 @@ class MeasuredAt(TypedDict):
     step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
 
 
+class Scaling(TypedDict):
+    """How an estimate's time was divided over several data-parallel devices (only where devices > 1)."""
+
+    basis: str  # "W §III-H constant" or "measured"
+    efficiency: float  # throughput of the devices over that many times one device's
+    cut_per_doubling: NotRequired[float]  # the constant's
+    # measured only: the data-parallel calibration, its device, the world sizes it ran, and whether the
+    # plan's device count lies past the largest of them (the measured loss per doubling carried on)
+    calibration: NotRequired[int]
+    device: NotRequired[str]
+    world_sizes: NotRequired[list[int]]
+    extrapolated: NotRequired[bool]
+
+
 class Estimate(TypedDict):
     seconds_per_batch: float
     seconds_per_epoch: float
@@ -69,6 +83,7 @@ class Estimate(TypedDict):
     device: NotRequired[str]
     compute_seconds_per_epoch: NotRequired[float]
     data_seconds_per_epoch: NotRequired[float]
+    scaling: NotRequired[Scaling]
     # measured estimates only
     analytic: NotRequired[dict[str, Any]]
     error_vs_analytic: NotRequired[float]

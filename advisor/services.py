@@ -56,10 +56,14 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
         return payload
     measured = latest_measured_estimates(rec)
     probed = latest_probe_estimates(rec)
-    if measured or probed:
+    scaled = data_parallel_measurements(rec)
+    if measured or probed or scaled:
         candidates = []
         for i, cand in enumerate(payload["candidates"]):
             cand = {**cand, "estimate": measured[i]} if i in measured else cand
+            if i in scaled:  # several devices timed with the scaling a data-parallel calibration measured
+                estimate = engine.with_measured_scaling(payload, i, dict(cand["estimate"]), scaled[i])
+                cand = {**cand, "estimate": estimate}
             if i in probed:
                 cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
@@ -74,6 +78,25 @@ def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
         "finished_at"
     )
     return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
+
+
+def data_parallel_measurements(rec: Recommendation) -> dict[int, list[dict[str, Any]]]:
+    """Each candidate's finished data-parallel calibrations, oldest first, as engine.with_measured_scaling
+    takes them; none looked up for a plan on one device, where no scaling applies."""
+    if engine.data_parallel_devices(rec.result["hardware_plan"]) <= 1:
+        return {}
+    jobs = (
+        rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, summary__has_key="data_parallel")
+        .select_related("device")
+        .order_by("finished_at")
+    )
+    found: dict[int, list[dict[str, Any]]] = {}
+    for job in jobs:
+        rows = (job.summary or {}).get("data_parallel") or []
+        if rows and not job.options.get("spread"):  # a spread job holds its one world size's row only
+            entry = {"calibration": job.pk, "device": job.device_id, "kind": job.device.kind, "rows": rows}
+            found.setdefault(job.candidate, []).append(entry)
+    return found
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------

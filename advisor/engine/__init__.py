@@ -8,6 +8,7 @@ estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
 follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
 with_measured_scaling(rec, i, estimate, calibrations) -> the estimate over several devices, measured scaling
+data_parallel_devices(plan) -> the devices a plan's time is divided over (1 unless data parallel)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from advisor.engine.errors import SpecError
 from advisor.engine.measured import estimate_for, measured_estimate, with_measured_scaling
 from advisor.engine.memory import memory_for, resident_for
 from advisor.engine.plan import follow_measurement
-from advisor.engine.recommend import recommend
+from advisor.engine.recommend import data_parallel_devices, recommend
 from advisor.engine.rules import RULES, rules
 from advisor.engine.spec import normalise
 
@@ -25,6 +26,7 @@ __all__ = [
     "RULES",
     "SpecError",
     "cpu_catalog",
+    "data_parallel_devices",
     "estimate_for",
     "follow_measurement",
     "gpu_catalog",

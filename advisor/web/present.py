@@ -234,6 +234,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "measured_at": estimate.get("measured_at"),
         "error": estimate.get("expected_error"),
         "device": estimate.get("device"),
+        "devices": estimate.get("devices") or 1,
+        "scaling": _scaling_view(estimate.get("scaling")),
         "analytic_to_train": None,
         "ratio": None,
     }
@@ -242,6 +244,19 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         measured = estimate.get("seconds_to_train") or 0
         view["ratio"] = measured / analytic["seconds_to_train"]
     return view
+
+
+def _scaling_view(scaling: dict[str, Any] | None) -> dict[str, Any] | None:
+    """How a multi-device time was divided: the measured efficiency and its calibration, or the constant."""
+    if not scaling:
+        return None
+    return {
+        **scaling,
+        "measured": scaling.get("basis") == "measured",
+        "efficiency_percent": f"{100 * float(scaling['efficiency']):.0f}%",
+        "cut_percent": f"{100 * float(scaling.get('cut_per_doubling') or 0):.0f}%",
+        "world_sizes": ", ".join(str(w) for w in scaling.get("world_sizes", [])),
+    }
 
 
 def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, Any] | None) -> dict[str, Any]:

@@ -45,9 +45,7 @@ def test_it_gives_each_rank_its_backend_device_and_variables(
     assert env["LOCAL_WORLD_SIZE"] == str(payload["local_world_size"])
 
 
-@pytest.mark.parametrize(
-    ("device", "backend"), [("cuda", "nccl"), ("cuda:1", "nccl"), ("cpu", "gloo")]
-)
+@pytest.mark.parametrize(("device", "backend"), [("cuda", "nccl"), ("cuda:1", "nccl"), ("cpu", "gloo")])
 def test_it_picks_nccl_for_cuda_and_gloo_for_the_cpu(device: str, backend: str) -> None:
     assert backend_for(device) == backend
 

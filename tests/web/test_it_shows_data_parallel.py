@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
 
+from advisor import services
 from advisor.models import CalibrationJob, Device
 from tests.web.conftest import finished_job
 
@@ -41,3 +44,49 @@ def test_it_shows_each_world_size(client_for: Client, rec: Any, device: Device) 
 def test_it_shows_no_data_parallel_table_without_rows(client_for: Client, rec: Any, device: Device) -> None:
     job = finished_job(rec, device)
     assert 'id="data-parallel"' not in client_for.get(f"/calibrations/{job.pk}/").content.decode()
+
+
+def _gpu_plan(user: Any) -> Any:
+    """ImageNet with a 3 h budget on a box of 8 GPUs: the plan trains data parallel on several of them."""
+    spec = {
+        "task": "vision",
+        "data": {"examples": 1_281_167, "input_shape": [3, 224, 224], "outputs": 1000},
+        "hardware": {"cpu_cores": 8, "ram_gb": 64, "gpu": "gtx-1080", "gpus_per_node": 8},
+        "target": {"time_budget_hours": 3},
+    }
+    return services.advise(owner=user, spec=spec)
+
+
+def test_it_times_several_gpus_from_a_finished_data_parallel_calibration(
+    client_for: Client, user: Any
+) -> None:
+    rec = _gpu_plan(user)
+    api = APIClient()
+    api.force_authenticate(user)
+    before = api.get(f"/api/v1/recommendations/{rec.pk}/").json()["candidates"][0]["estimate"]
+    assert before["devices"] > 1 and before["scaling"]["basis"] == "W §III-H constant"
+    assert "W §III-H constant" in client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+
+    gpu = Device.objects.create(
+        id="box-cuda0", host="box", kind="cuda", name="Test GPU", queue="device.box-cuda0"
+    )
+    rows = [{**_row(w, 0.01 * w**0.5, 0.001, e), "backend": "nccl"} for w, e in ((1, 1.0), (2, 0.5))]
+    job = CalibrationJob.objects.create(
+        owner=user,
+        recommendation=rec,
+        candidate=0,
+        device=gpu,
+        time_limit_seconds=60,
+        status=CalibrationJob.SUCCEEDED,
+        finished_at=timezone.now(),
+        options={"data_parallel": [1, 2]},
+        summary={"data_parallel": rows},
+    )
+
+    after = api.get(f"/api/v1/recommendations/{rec.pk}/").json()["candidates"][0]["estimate"]
+    assert after["scaling"]["basis"] == "measured" and after["scaling"]["calibration"] == job.pk
+    assert after["seconds_per_batch"] == before["seconds_per_batch"]
+    assert after["seconds_to_train"] != before["seconds_to_train"]  # 50% at 2, not the constant's 77%
+    html = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    scaling = html[html.index('id="scaling"') :]
+    assert f"calibration #{job.pk}" in scaling[: scaling.index("</p>")]
