@@ -55,3 +55,41 @@ def test_it_shares_uploaded_samples_between_web_and_workers() -> None:
     assert "samples" in compose["volumes"]
     for name in ("web", "worker-cpu"):
         assert "samples:/var/lib/advisor/samples" in services[name]["volumes"]
+
+
+def _gpu_box() -> dict[str, Any]:
+    return yaml.safe_load((DOCKER / "compose.gpu-box.yaml").read_text())
+
+
+def _gpu_workers() -> dict[str, Any]:
+    return {name: s for name, s in _gpu_box()["services"].items() if name.startswith("worker-cuda")}
+
+
+def test_it_gives_each_gpu_worker_every_gpu_of_its_box() -> None:
+    workers = _gpu_workers()
+    assert len(workers) >= 2
+    for name, service in workers.items():
+        (reservation,) = service["deploy"]["resources"]["reservations"]["devices"]
+        assert reservation["driver"] == "nvidia" and "gpu" in reservation["capabilities"], name
+        assert reservation.get("count") == "all" or len(reservation.get("device_ids", [])) > 1, name
+        index = name.removeprefix("worker-cuda")
+        assert service["command"][-4:-2] == ["--device", f"cuda:{index}"], name
+    # one host name for the box: its GPU rows are counted together
+    assert len({tuple(s["command"][-2:]) for s in workers.values()}) == 1
+
+
+def test_it_gives_nccl_shared_memory_and_its_settings() -> None:
+    services = _gpu_box()["services"]
+    for name in [*_gpu_workers(), "scaling"]:
+        service = services[name]
+        assert service.get("ipc") == "host" or service.get("shm_size"), name
+        env = service["environment"]
+        assert {"NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "NCCL_P2P_DISABLE", "GLOO_SOCKET_IFNAME"} <= set(env), (
+            name
+        )
+        assert env["NCCL_DEBUG"].startswith("${NCCL_DEBUG:-")  # overridable, with a default
+        assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith(
+            "redis://"
+        )
+    assert services["scaling"]["command"][-6:-4] == ["--device", "cuda"]
+    assert "count: all" in (DOCKER / "README.md").read_text()
