@@ -1,6 +1,6 @@
 """What each data-parallel rank is given before it joins the group: backend, device and torchrun's variables.
 
-Pure functions, so the CUDA/NCCL choices are checked here without a GPU (none is lent to this project's CI)."""
+Pure functions, so the CUDA/NCCL choices are checked without a GPU (none is lent to this project's CI)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Multi-device times: the W §III-H constant, or the scaling efficiency a data-parallel calibration measured."""
+"""Multi-device times: the W §III-H constant, or the efficiency a data-parallel calibration measured."""
 
 from __future__ import annotations
 
