@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from advisor.api.policies import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
-from advisor.services import MAX_BATCH_SIZE
+from advisor.services import MAX_BATCH_SIZE, host_gpus
 from advisor.spread import participants
 
 # The database column is a 32-bit positive integer; larger values are refused here, the real cap
@@ -41,6 +41,13 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
         restart = device.details.get("restart") if isinstance(device.details, dict) else None
         return restart if isinstance(restart, dict) else None
 
+    host_gpus = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_host_gpus(self, device: Device) -> int | None:
+        """A GPU device's: the GPUs its worker sees, the largest data_parallel world size; null on a CPU."""
+        return host_gpus(device) if device.kind == "cuda" else None
+
     class Meta:
         model = Device
         fields = [
@@ -56,6 +63,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
             "online",
             "last_seen",
             "restart",
+            "host_gpus",
         ]
 
 

@@ -61,3 +61,9 @@ def test_it_counts_the_hosts_gpu_rows_when_the_worker_did_not_say(
     assert _post(api, rec, first, [1, 2]).status_code == 202
     refused = _post(api, rec, first, [3])
     assert refused.status_code == 400 and "from 1 to 2," in refused.json()["data_parallel"][0]
+
+
+def test_it_lists_the_gpus_a_gpu_worker_sees(api: APIClient) -> None:
+    _gpu("box", 0, host_gpus=4)
+    listed = {d["id"]: d["host_gpus"] for d in api.get("/api/v1/devices/").json()}
+    assert listed["box-cuda0"] == 4
