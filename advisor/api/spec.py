@@ -106,6 +106,12 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
     )
+    scaling = serializers.DictField(
+        required=False,
+        help_text="only on several data-parallel devices: how the time was divided, basis 'W §III-H "
+        "constant' (cut_per_doubling) or 'measured' (efficiency, calibration, device, world_sizes, "
+        "extrapolated); time = one device's / (devices x efficiency)",
+    )
 
 
 class _Candidate(serializers.Serializer[dict[str, Any]]):
