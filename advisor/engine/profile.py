@@ -55,15 +55,22 @@ class DeviceProfile(TypedDict):
     seconds: float  # how long profiling took
 
 
-def interpolate(curve: list[list[float]], work: float) -> float:
+def interpolate(curve: list[list[float]], work: float, *, launch: bool = True) -> float:
     """Seconds for `work` on a measured curve: log-log between the points; beyond the largest point at the
-    largest point's rate; below the smallest in proportion, down to BELOW_SMALLEST of it."""
+    largest point's rate; below the smallest in proportion, down to the launch cost the curve shows
+    (`launch` False: down to BELOW_SMALLEST of the smallest point, for kernels called without autograd)."""
     if work <= 0 or not curve:
         return 0.0
     xs = [p[0] for p in curve]
     if work <= xs[0]:
-        # smaller work in proportion, down to the dispatch cost the smallest point contains
-        return curve[0][1] * max(work / xs[0], BELOW_SMALLEST)
+        # smaller work in proportion, down to the fixed cost of launching the kernels: where seconds grow
+        # with the work between the two smallest points, the line through them at no work (a product of
+        # 16 x 16 and one of 256 x 128 differ by 30 us here, both above 60 us: the launch is the cost)
+        floor = curve[0][1] * BELOW_SMALLEST
+        if launch and len(curve) > 1 and curve[1][1] > curve[0][1]:
+            slope = (curve[1][1] - curve[0][1]) / (xs[1] - xs[0])
+            floor = max(floor, curve[0][1] - slope * xs[0])
+        return max(curve[0][1] * work / xs[0], floor)
     if work >= xs[-1]:
         x1, y1 = curve[-1]
         return y1 * work / x1

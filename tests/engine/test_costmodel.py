@@ -35,17 +35,25 @@ def _families() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("curve", "work", "expected"),
+    ("curve", "work", "launch", "expected"),
     [
-        ([[10.0, 1.0], [1000.0, 10.0]], 100.0, 10**0.5),  # log-log between points
-        ([[10.0, 1.0], [1000.0, 10.0]], 5.0, 0.5),  # below the smallest: in proportion
-        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, 0.2),  # down to BELOW_SMALLEST of the smallest's time
-        ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, 40.0),  # beyond the largest: its rate
-        ([[10.0, 1.0]], 0.0, 0.0),
+        ([[10.0, 1.0], [1000.0, 10.0]], 100.0, True, 10**0.5),  # log-log between points
+        ([[10.0, 1.0], [1000.0, 10.0]], 5.0, False, 0.5),  # below the smallest: in proportion
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, False, 0.2),  # down to BELOW_SMALLEST of the smallest's time
+        # with launch costs: down to the line through the two smallest points at no work, 1 - 10 * 9 / 990
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, True, 1.0 - 10 * 9 / 990),
+        ([[10.0, 1.0], [1000.0, 10.0]], 9.99, True, 0.999),  # in proportion where that is more
+        ([[10.0, 1.0], [20.0, 1.05]], 1.0, True, 0.95),  # a flat curve: nearly all launch
+        ([[10.0, 2.0], [1000.0, 1.0]], 1.0, True, 0.4),  # a curve that falls: BELOW_SMALLEST again
+        ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, True, 40.0),  # beyond the largest: its rate
+        ([[10.0, 1.0]], 0.0, True, 0.0),
+        ([[10.0, 1.0]], 1.0, True, 0.2),  # one point: no line to draw
     ],
 )
-def test_it_reads_times_off_a_measured_curve(curve: list[list[float]], work: float, expected: float) -> None:
-    assert interpolate(curve, work) == pytest.approx(expected)
+def test_it_reads_times_off_a_measured_curve(
+    curve: list[list[float]], work: float, launch: bool, expected: float
+) -> None:
+    assert interpolate(curve, work, launch=launch) == pytest.approx(expected)
 
 
 def test_every_family_costs_more_at_a_larger_batch() -> None:
