@@ -58,8 +58,11 @@ def _layer_seconds(
         out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
         extra = interpolate(rates["elementwise"], batch * math.prod(out))
         return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
-    out, _params, flops, _kept = _KINDS[kind](args, shape)
-    values = batch * (math.prod(shape) + math.prod(out))
+    out, params, flops, _kept = _KINDS[kind](args, shape)
+    # a roofline: forward + backward move the input and output activations and the weights (read forward,
+    # read for the input's gradient, the weight's gradient written), at the element-wise curve's rate, a
+    # forward + backward too; a small batch through large weights is bound by this, not by its FLOPs
+    values = batch * (math.prod(shape) + math.prod(out)) + params
     memory = interpolate(rates["elementwise"], values)
     # the profile's curves time forward + backward with the input's gradient (three products of the
     # forward's size); a first layer fed by data skips that one (two products)
