@@ -76,6 +76,24 @@ def predict(model: Any, x: list[list[float]]) -> list[float]:
     return [math.exp(row[0] + max(-CLIP, min(CLIP, float(r)))) for row, r in zip(x, ratios, strict=True)]
 
 
+def cross_predict(
+    x: list[list[float]], measured: list[float], groups: Sequence[object], *, max_folds: int | None = None
+) -> list[float]:
+    """Each row's corrected prediction by a correction fitted on the other groups' rows only (a group: a
+    network, to leave it out; a configuration measured in several runs, to leave all its runs out)."""
+    distinct = list(dict.fromkeys(groups))
+    folds = min(len(distinct), max_folds or len(distinct))
+    out = [0.0] * len(x)
+    for fold in range(folds):
+        left_out = set(distinct[fold::folds])
+        train = [i for i, g in enumerate(groups) if g not in left_out]
+        test = [i for i, g in enumerate(groups) if g in left_out]
+        model = fit([x[i] for i in train], [measured[i] for i in train])
+        for i, p in zip(test, predict(model, [x[i] for i in test]), strict=True):
+            out[i] = p
+    return out
+
+
 def cross_validate(
     rows: list[dict[str, Any]], x: list[list[float]], *, same_network: bool = True, max_folds: int = MAX_FOLDS
 ) -> dict[str, list[float]]:
