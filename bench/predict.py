@@ -194,7 +194,7 @@ def main(argv: list[str]) -> int:
         reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
     from advisor.calibration.devices import physical_cores
     from advisor.calibration.profile import profile_device
-    from advisor.engine.costmodel import step_cost
+    from advisor.engine.costmodel import step_cost, with_current_factor
     from advisor.engine.learned import cross_validate, rows_features
 
     info = describe()
@@ -211,7 +211,7 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.source is not None:  # the measured rows and their profile, analysed by today's model
         saved = json.loads(Path(args.source).read_text(encoding="utf-8"))
-        profile, rows, info = saved["profile"], saved["rows"], saved["machine"]
+        profile, rows, info = with_current_factor(saved["profile"]), saved["rows"], saved["machine"]
         started -= float(saved.get("seconds") or 0.0)  # the measuring run's time, not this analysis's
         argv = saved["command"].split()[3:]
     else:

@@ -90,12 +90,14 @@ def _against_median(
 
 
 def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
-    from advisor.engine.costmodel import step_cost
+    from advisor.engine.costmodel import step_cost, with_current_factor
     from advisor.engine.learned import cross_predict, rows_features
     from bench.predict import grid_networks
 
     started = time.perf_counter()
     saved = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    for s in saved:  # the step factor derived by today's model where the profile kept its whole steps
+        s["profile"] = with_current_factor(s["profile"])
     candidates = dict(grid_networks(2))
     runs: list[list[dict[str, Any]]] = []
     x: list[list[float]] = []

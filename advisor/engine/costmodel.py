@@ -14,11 +14,13 @@ five products of its weights without autograd; a DBN does CD-1 on every RBM and 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.layers import _KINDS, Layer, Shape
-from advisor.engine.profile import DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
 
 _PRODUCTS = {"Linear"}
 _CONVS = {"Conv2d", "ConvTranspose2d"}
@@ -195,7 +197,14 @@ def step_cost(
     return _PUBLISHED[key]
 
 
-def _step_cost(candidate: dict[str, Any], batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
+def _step_cost(
+    candidate: dict[str, Any],
+    batch_size: int,
+    threads: int,
+    profile: DeviceProfile,
+    *,
+    with_factor: bool = True,
+) -> StepCost:
     rates = at_threads(profile, threads)
     family = candidate["family"]
     optimizer = str(candidate["training"].get("optimizer") or "sgd")
@@ -237,8 +246,43 @@ def _step_cost(candidate: dict[str, Any], batch_size: int, threads: int, profile
         compute, other = fwd_bwd("model")
         other += opt("model") + base
     # what whole steps cost beyond their layers timed alone (profile.step_factor)
-    factor = rates.get("step_factor", 1.0)
+    factor = rates.get("step_factor", 1.0) if with_factor else 1.0
     return StepCost(factor * (compute + other), factor * compute, factor * other)
+
+
+def step_factor(rates: ThreadProfile) -> float:
+    """Measured / modelled seconds (without a factor) of the profile's whole steps (wholesteps.FACTOR_STEPS),
+    clamped to FACTOR_RANGE; the stored factor where the profile kept no whole-step seconds (version < 3)."""
+    measured = rates.get("whole_step_seconds")
+    if not measured:
+        return rates.get("step_factor", 1.0)
+    profile: DeviceProfile = {
+        "version": PROFILE_VERSION,
+        "kind": "",
+        "processor": "",
+        "torch": "",
+        "threads": {"1": rates},
+        "copy_bandwidth": None,
+        "allocator": "",
+        "profiled_at": "",
+        "seconds": 0.0,
+    }
+    ratios = []
+    for i in FACTOR_STEPS:
+        c = WHOLE_STEPS[i]
+        modelled = _step_cost(c, int(c["training"]["batch_size"]), 1, profile, with_factor=False)
+        ratios.append(measured[i] / modelled.seconds)
+    low, high = FACTOR_RANGE
+    return min(high, max(low, statistics.median(ratios)))
+
+
+def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
+    """The profile with each thread count's step factor derived by today's cost model from the whole-step
+    seconds it stored: a factor is the ratio to the model that set it, stale once the model changes."""
+    threads = {
+        t: ThreadProfile(**{**r, "step_factor": step_factor(r)}) for t, r in profile["threads"].items()
+    }
+    return {**profile, "threads": threads}
 
 
 def fastest_threads(candidate: dict[str, Any], *, batch_size: int, profile: DeviceProfile, cores: int) -> int:

@@ -14,7 +14,9 @@ import math
 from typing import NotRequired, TypedDict
 
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
-PROFILE_VERSION = 2
+# 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
+# their input's gradient, weights in a product's memory time and embeddings' dense gradients
+PROFILE_VERSION = 3
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2
@@ -38,6 +40,8 @@ class ThreadProfile(TypedDict):
     # its batch, runs the loss and the optimiser over every tensor and finds no weights in cache, which
     # isolated layers timed in a loop do not show (absent in older profiles: 1)
     step_factor: NotRequired[float]
+    # measured seconds of each of wholesteps.WHOLE_STEPS, from which the factor is derived (version >= 3)
+    whole_step_seconds: NotRequired[list[float]]
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state
     # kept for backward; absent in older profiles: 0, a constant per-step cost)
     sequence_exponent: NotRequired[float]

@@ -14,7 +14,8 @@ from django.core.management.base import CommandError
 
 from advisor import engine, profiles, services, tasks, workers
 from advisor.calibration.devices import cpu_model_name
-from advisor.engine.costmodel import step_cost
+from advisor.engine.costmodel import step_cost, with_current_factor
+from advisor.engine.wholesteps import WHOLE_STEPS
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 from tests.conftest import advise_command
 from tests.engine.profiles import synthetic_profile
@@ -50,6 +51,11 @@ def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_curre
     assert rates["step_seconds"] > 0 and rates["optimizer"]["adam"][-1][1] > 0
     # whole harness steps against the layer-by-layer model, and the recurrent growth: measured, within bounds
     assert 0.5 <= rates["step_factor"] <= 3.0 and 0.0 <= rates["sequence_exponent"] <= 1.5
+    # the whole steps' seconds are kept, and today's model derives the stored factor from them again
+    assert len(rates["whole_step_seconds"]) == len(WHOLE_STEPS) and min(rates["whole_step_seconds"]) > 0
+    assert with_current_factor(stale.profile)["threads"]["1"]["step_factor"] == pytest.approx(
+        rates["step_factor"]
+    )
     assert fresh.profile == current  # not measured again: still the stored synthetic one
 
 
