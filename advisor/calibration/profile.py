@@ -30,6 +30,9 @@ from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
 POINT_SECONDS = 0.06  # per measured point: enough repetitions for a stable median on a noisy VM
+# the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
+# was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
+WHOLE_STEP_SECONDS = 0.3
 # (batch, in, out): products from a tabular layer to a wide one
 LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
@@ -76,7 +79,9 @@ def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None]) -> fl
     return _median_seconds(run, sync)
 
 
-def _harness_step(candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None]) -> float:
+def _harness_step(
+    candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None], budget: float = POINT_SECONDS
+) -> float:
     """Median seconds of the calibration harness's own step, a fresh batch each time as calibrations draw."""
     from advisor.calibration.steps import make_step
 
@@ -84,13 +89,13 @@ def _harness_step(candidate: dict[str, Any], dev: torch.device, sync: Callable[[
     batch_size = int(candidate["training"]["batch_size"])
     batches = [step.make_batch(batch_size) for _ in range(4)]
     turn = iter(range(1 << 30))
-    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync)
+    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync, budget)
 
 
 def _whole_steps(rates: ThreadProfile, dev: torch.device, sync: Callable[[], None]) -> None:
     """Times the WHOLE_STEPS through the harness and sets the step factor from them (costmodel.step_factor);
     the seconds are kept so that a later cost model can derive the factor again."""
-    rates["whole_step_seconds"] = [_harness_step(c, dev, sync) for c in WHOLE_STEPS]
+    rates["whole_step_seconds"] = [_harness_step(c, dev, sync, WHOLE_STEP_SECONDS) for c in WHOLE_STEPS]
     rates["step_factor"] = step_factor(rates)
 
 
