@@ -6,7 +6,8 @@ rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batc
 resident_for(candidate, batch_size=) -> CPU resident-set growth in bytes (simulated heap)
 estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
-follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
+follow_measurement(recommendation, measured_estimate) -> the recommendation with the plan's threads and
+    the first candidate's batch that a calibration measured best
 """
 
 from __future__ import annotations
