@@ -58,6 +58,11 @@ def per_example_text(seconds: float) -> str:
     return f"{seconds * 1e6:,.3g} µs"
 
 
+def largest_batch(examples: int) -> int:
+    """The largest batch batch.profiled considers for a data set of `examples`."""
+    return min(BATCH_MAX, int(examples * LARGE_BATCH_SHARE))
+
+
 def powers_of_two(lowest: int, highest: int) -> list[int]:
     sizes, b = [], 1
     while b <= highest:
@@ -84,7 +89,7 @@ def profiled_batch(
     examples = int(spec["data"]["examples"])
     on_cpu = plan["device"] == "cpu"
     kind = "cpu" if on_cpu else "cuda"
-    sizes = powers_of_two(BATCH_MIN, min(BATCH_MAX, int(examples * LARGE_BATCH_SHARE)))
+    sizes = powers_of_two(BATCH_MIN, largest_batch(examples))
     if len(sizes) < 2:  # nothing to choose between: the rule's start stands
         return
     per_example = {b: step_seconds(candidate, b, threads, profile, known) / b for b in sizes}
