@@ -104,10 +104,18 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     return chosen
 
 
-def recommended_plan(job: CalibrationJob) -> dict[str, Any]:
+def recommended_plan(job: CalibrationJob) -> dict[str, Any] | None:
     """What the recommendation planned for this candidate, as plain data for the sweep's findings: its threads
     and why (the plan as it stands, a measurement of the first candidate followed), its batch and the rule
-    that chose it, and the largest batch the engine would choose for this data set."""
+    that chose it, and the largest batch the engine would choose for this data set. None for a
+    recommendation too old to say (the findings then judge against the physical cores and say so)."""
+    try:
+        return _recommended_plan(job)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _recommended_plan(job: CalibrationJob) -> dict[str, Any]:
     payload = recommendation_payload(job.recommendation)
     plan = payload["hardware_plan"]
     candidate = payload["candidates"][job.candidate]
