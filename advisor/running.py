@@ -100,6 +100,7 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     examples = int(job.recommendation.spec.get("data", {}).get("examples") or 4096)
     chosen = {k: v for k, v in job.options.items() if k in PLAN_OPTIONS}
     chosen["max_batch_size"] = max(1, min(int(chosen.get("max_batch_size", 4096)), examples))
+    chosen["examples"] = examples
     chosen.setdefault("min_seconds", settings.CALIBRATION_MIN_SECONDS)
     return chosen
 
@@ -219,9 +220,12 @@ def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None
 
 def epoch_step_seconds(m: Measurement) -> tuple[float, str]:
     """The seconds per batch that predict a real epoch: the mean step, which charges the stalls an epoch
-    pays (`python -m bench epoch`: the median step ran 12-14% short of a real epoch for small networks; the
-    mean step plus gathering each batch came within 8.8% for every family), else the median step."""
+    pays, plus gathering each shuffled batch from the data set (`python -m bench epoch`: the median step ran
+    12-14% short of a real epoch for small networks; the mean step plus gathering came within 8.8% for every
+    family). Older results without one of them fall back to what they have, and say so in the source."""
     mean = m.result.get("mean_seconds_per_batch")
-    if mean:
-        return float(mean), "mean"
-    return float(m.seconds_per_batch or 0), "median"
+    gather = m.result.get("gather_seconds_per_batch")
+    step, source = (float(mean), "mean") if mean else (float(m.seconds_per_batch or 0), "median")
+    if gather is not None:
+        return step + float(gather), f"{source} + gathering"
+    return step, source
