@@ -61,14 +61,11 @@ class JobPlan:
     stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
     system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
     sweep_budget_s: float | None = 15.0  # a doubling sweep starts no configuration it expects to end later
-<<<<<<< HEAD
     # the recommendation's plan as plain data, which the summary's findings judge (summary.sweep_summary):
     # {"threads", "threads_basis", "device", "batch_size", "batch_rule", "batch_max"}; None: physical cores
     recommended: dict[str, Any] | None = None
-=======
     # the data set's size: gathering a shuffled batch from it is part of a real epoch's step (epoch.py)
     examples: int = 4096
->>>>>>> main
 
     def __post_init__(self) -> None:
         errors: dict[str, list[str]] = {}
