@@ -233,7 +233,7 @@ ESTIMATE_NAMES = {
 
 
 def estimate_name(estimate: dict[str, Any] | None) -> str:
-    """ "profiled estimate" and the like: the figure named by its basis."""
+    """The figure named by its basis: "profiled estimate" and the like."""
     return ESTIMATE_NAMES.get(str((estimate or {}).get("basis", "catalog")), "estimate")
 
 
