@@ -98,8 +98,8 @@ def test_it_picks_one_thread_for_a_small_network_and_all_cores_for_a_large_one()
         device="vm-cpu0",
     )
     plan = with_profile["hardware_plan"]
-    assert plan["threads"] == 1
-    text = next(r["text"] for r in plan["reasons"] if r["rule"] == "cpu.threads.physical")
+    assert (plan["threads"], plan["threads_basis"]) == (1, "profiled")
+    text = next(r["text"] for r in plan["reasons"] if r["rule"] == "cpu.threads.profiled")
     assert "profile of vm-cpu0" in text and "1 thread" in text
 
 
