@@ -99,15 +99,19 @@ def _whole_steps(rates: ThreadProfile, dev: torch.device, sync: Callable[[], Non
     rates["step_factor"] = step_factor(rates)
 
 
-def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> float:
-    """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps."""
+def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> tuple[float, list[float]]:
+    """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps (the exponent,
+    at least 0) and the two per-step seconds themselves, kept: the grid's long LSTMs measured about half the
+    8-step point's per-step cost (bench/README.md, "predict", 2026-11-23), which an exponent clamped at 0
+    cannot show."""
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
         _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync) / steps
         for steps in (LSTM_STEPS, LONG_STEPS)
     )
-    return min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
+    exponent = min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
+    return exponent, [short, long]
 
 
 def _optimizer_seconds(
@@ -222,9 +226,10 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
-        exponent = _sequence_exponent(dev, sync)
+        exponent, per_step = _sequence_exponent(dev, sync)
         for rates in by_threads.values():
             rates["sequence_exponent"] = exponent
+            rates["sequence_step_seconds"] = per_step
     finally:
         torch.set_num_threads(previous)
     return {

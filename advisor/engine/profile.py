@@ -45,6 +45,8 @@ class ThreadProfile(TypedDict):
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state
     # kept for backward; absent in older profiles: 0, a constant per-step cost)
     sequence_exponent: NotRequired[float]
+    # per-step seconds of that LSTM at 8 and at 128 steps (version >= 3; kept for analysis, not read yet)
+    sequence_step_seconds: NotRequired[list[float]]
 
 
 class DeviceProfile(TypedDict):

@@ -55,6 +55,7 @@ def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_curre
     assert 0.5 <= rates["step_factor"] <= 3.0 and 0.0 <= rates["sequence_exponent"] <= 1.5
     # the whole steps' seconds are kept, and today's model derives the stored factor from them again
     assert len(rates["whole_step_seconds"]) == len(WHOLE_STEPS) and min(rates["whole_step_seconds"]) > 0
+    assert len(rates["sequence_step_seconds"]) == 2 and min(rates["sequence_step_seconds"]) > 0
     assert with_current_factor(stale.profile)["threads"]["1"]["step_factor"] == pytest.approx(
         rates["step_factor"]
     )
