@@ -55,6 +55,8 @@ class MeasuredAt(TypedDict):
     allocator: str
     device: str
     step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
+    # the batch the sweep measured best per example where it is not the plan's (rule plan.measured)
+    best_batch: NotRequired[int]
 
 
 class Scaling(TypedDict):

@@ -61,6 +61,9 @@ class JobPlan:
     stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
     system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
     sweep_budget_s: float | None = 15.0  # a doubling sweep starts no configuration it expects to end later
+    # the recommendation's plan as plain data, which the summary's findings judge (summary.sweep_summary):
+    # {"threads", "threads_basis", "device", "batch_size", "batch_rule", "batch_max"}; None: physical cores
+    recommended: dict[str, Any] | None = None
     # the data set's size: gathering a shuffled batch from it is part of a real epoch's step (epoch.py)
     examples: int = 4096
 
@@ -173,7 +176,7 @@ def run_job(
                 payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children
             )
         finding = allocator_finding(results, sys_share, plan.system_share_threshold)
-    summary = sweep_summary(results)
+    summary = sweep_summary(results, plan=plan.recommended)
     if status == "succeeded":
         on_event({"type": "progress", "done": len(results), "total": len(results), "step": "finished"})
     return {
