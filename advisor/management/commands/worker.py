@@ -39,11 +39,14 @@ class Command(BaseCommand):
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
         workers.upkeep(device_ids=ids, queues=queues, stale_after=0)
-        if settings.WORKER_PROFILE_DEVICES:  # before taking jobs: never while one runs
-            profiles.profile_devices(devices)
         close_old_connections()
+        # beating before profiling: a device being profiled is online (jobs sent now wait in its queue);
+        # without it the device looked offline for the profile's 10-70 s and submissions were refused
         beat = threading.Thread(target=_beat, args=(ids, queues), name="device-heartbeat", daemon=True)
         beat.start()
+        if settings.WORKER_PROFILE_DEVICES:  # before taking jobs: never while one runs
+            profiles.profile_devices(devices)
+            close_old_connections()
         self.stdout.write(f"worker {worker_name}: device {ids[0]} ({devices[0].name}) on queue {queues[0]}")
         app.worker_main(
             [
