@@ -1,13 +1,13 @@
 """`python -m bench memory --trace FAMILY [--batch B]`: glibc's own allocations over training a network.
 
 A fresh process with the harness's tuned glibc thresholds loads bench/malloc_trace.c (compiled with the
-system's `cc`) with LD_PRELOAD, pays the runtime's fixed cost (`pay_fixed_cost()`, as `bench memory`'s child does),
-then records every malloc, memalign and free, with the brk heap's top after each, over building the first
-recommended candidate of FAMILY and training it four steps: what `rss_training_growth_bytes` measures. It
-prints how far glibc's top grew against the simulated heap (advisor/engine/heap.py) replaying the *same*
-sequence (so the heap model is checked apart from the account), the same replay of only the requests of 4 KiB
-or more, the engine's `resident_for`, and the step's allocations of 16 KiB or more the account does not
-make (kernel temporaries and transients outside the live peak).
+system's `cc`) with LD_PRELOAD, pays the runtime's fixed cost (`pay_fixed_cost()`, as `bench memory`'s
+child does), then records every malloc, memalign and free, with the brk heap's top after each, over building
+the first recommended candidate of FAMILY and training it four steps: what `rss_training_growth_bytes`
+measures. It prints how far glibc's top grew against the simulated heap (advisor/engine/heap.py) replaying
+the *same* sequence (so the heap model is checked apart from the account), the same replay of only the
+requests of 4 KiB or more, the engine's `resident_for`, and the step's allocations of 16 KiB or more the
+account does not make (kernel temporaries and transients outside the live peak).
 """
 
 from __future__ import annotations
