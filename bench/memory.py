@@ -4,9 +4,11 @@ Candidates of all ten families come from advisor.engine.recommend() over varied 
 mini-batch sizes, every configuration in a fresh process (started with the harness's tuned glibc malloc
 unless --allocator default). On the CPU the child first pays the runtime's fixed cost on a tiny unrelated
 network, then trains the candidate: the resident set's peak growth over that is the RSS reference
-(`rss_training_growth_bytes`, advisor.calibration.resident). It then runs measure() twice; the second gives
-the live-tensor peak (what PyTorch's dispatcher sees allocated, advisor.calibration.memory.LiveTensors; CUDA:
-max_memory_allocated) and the old reference, the second run's growth after a malloc_trim (`rss_growth_bytes`).
+(`rss_training_growth_bytes`, advisor.calibration.resident), the median of --repeats fresh processes (their
+spread in `rss_spread`), split into its anonymous (heap) and file-backed (library code) parts. It then runs
+measure() twice; the second gives the live-tensor peak (what PyTorch's dispatcher sees allocated,
+advisor.calibration.memory.LiveTensors; CUDA: max_memory_allocated) and the old reference, the second run's
+growth after a malloc_trim (`rss_growth_bytes`).
 Against the estimates (memory_for(..., device=)["total"], the live peak; resident_for(), the simulated heap):
 within 10% of the live-tensor peak for 90% of configurations; within 20% of the RSS reference for 90% of
 those of 30 MB or more.
