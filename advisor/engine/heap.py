@@ -22,11 +22,12 @@ SIZE_SZ = 8  # glibc's per-chunk size field on 64-bit
 MALLOC_ALIGN = 16
 MINSIZE = 32  # glibc's smallest chunk on 64-bit
 PERSISTENT = ("weights", "optimizer")  # live from their first step to the end of the run
-# c10's CPU allocator makes a 24-byte block right after each tensor's memory and frees it just before
-# (measured with bench/malloc_trace.py: about one block of under 64 bytes per tensor made and freed within
-# four calls of it, 24 bytes in most, for 65-98% of the tensors of cnn, dn, vae, gan and rnn; 22% for the
-# LSTM, whose oneDNN kernel makes its own buffers). It takes the smallest free chunk, one of the fragments
-# memalign leaves beside other tensors, and so stops those from coalescing while it lives.
+# A tensor comes with a small block, made right after its memory and freed just before it (measured with
+# bench/malloc_trace.py: a mean of 1.03 requests under 64 bytes per tensor of 4 KiB or more, made and freed
+# within four calls of it for 65-98% of the tensors of cnn, dn, vae, gan and rnn, 22% for the LSTM's, whose
+# oneDNN kernel makes its own buffers; 24 bytes most often, 40-100% of them; which C++ object it is was not
+# identified). It takes the smallest free chunk, one of the fragments memalign leaves beside other tensors,
+# and so stops those from coalescing while it lives.
 COMPANION = 24
 
 
