@@ -115,7 +115,7 @@ class Candidate(TypedDict):
     activations_per_example: int
     training: Training
     memory_bytes: MemoryBytes
-    resident_bytes: int | None  # CPU plans: resident-set growth on a simulated glibc heap; None on a GPU
+    resident_bytes: int | None  # CPU plans: simulated glibc heap + library code; None on a GPU
     reasons: list[Reason]
     estimate: Estimate
     accuracy_probe: NotRequired[ProbeEstimate]

@@ -4,9 +4,11 @@ Candidates of all ten families come from advisor.engine.recommend() over varied 
 mini-batch sizes, every configuration in a fresh process (started with the harness's tuned glibc malloc
 unless --allocator default). On the CPU the child first pays the runtime's fixed cost on a tiny unrelated
 network, then trains the candidate: the resident set's peak growth over that is the RSS reference
-(`rss_training_growth_bytes`, advisor.calibration.resident). It then runs measure() twice; the second gives
-the live-tensor peak (what PyTorch's dispatcher sees allocated, advisor.calibration.memory.LiveTensors; CUDA:
-max_memory_allocated) and the old reference, the second run's growth after a malloc_trim (`rss_growth_bytes`).
+(`rss_training_growth_bytes`, advisor.calibration.resident), the median of --repeats fresh processes (their
+spread in `rss_spread`), split into its anonymous (heap) and file-backed (library code) parts. It then runs
+measure() twice; the second gives the live-tensor peak (what PyTorch's dispatcher sees allocated,
+advisor.calibration.memory.LiveTensors; CUDA: max_memory_allocated) and the old reference, the second run's
+growth after a malloc_trim (`rss_growth_bytes`).
 Against the estimates (memory_for(..., device=)["total"], the live peak; resident_for(), the simulated heap):
 within 10% of the live-tensor peak for 90% of configurations; within 20% of the RSS reference for 90% of
 those of 30 MB or more.
@@ -74,14 +76,19 @@ def _child(payload: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     from advisor.calibration import measure
-    from advisor.calibration.resident import pay_fixed_cost, training_rss_growth
+    from advisor.calibration.resident import pay_fixed_cost, rss_parts, training_rss_growth
 
     candidate, batch = payload["candidate"], payload["batch"]
-    training_growth = None
+    training_growth, parts = None, {}
     if not payload["device"].startswith("cuda"):
         torch.set_num_threads(1)  # as measure() below runs it
         pay_fixed_cost()
+        before = rss_parts()
         training_growth = training_rss_growth(candidate, batch_size=batch, steps=TRAINING_STEPS)
+        # how the growth splits: the heap (anonymous) and libtorch's code pages first touched (file-backed)
+        parts = {f"{k}_growth_bytes": v - before[k] for k, v in rss_parts().items() if k in before}
+        if payload.get("rss_only"):  # a repeat of the reference: measure() would add nothing to it
+            return {"rss_training_growth_bytes": training_growth, **parts}
     kwargs = {"device": payload["device"], "batch_size": batch, "threads": 1, "min_iterations": 3}
     first = measure(candidate, min_seconds=0.05, warmup=1, **kwargs)
     second = measure(candidate, min_seconds=0.1, warmup=1, **kwargs)
@@ -91,6 +98,7 @@ def _child(payload: dict[str, Any]) -> dict[str, Any]:
         "live_tensor_peak_bytes": second.get("live_tensor_peak_bytes"),
         "rss_growth_bytes": second.get("rss_growth_bytes"),
         "rss_training_growth_bytes": training_growth,
+        **parts,
         "first_growth_bytes": first.get("peak_memory_bytes"),
         "max_memory_allocated_bytes": second["peak_memory_bytes"] if cuda else None,
         "max_memory_reserved_bytes": second.get("max_memory_reserved_bytes"),
@@ -99,20 +107,39 @@ def _child(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, str]) -> dict[str, Any]:
-    payload = json.dumps({"candidate": candidate, "batch": batch, "device": device})
+def _fresh(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "bench.memory", "--child"],
-        input=payload,
+        input=json.dumps(payload),
         capture_output=True,
         text=True,
         env=env,
         check=True,
     )
-    measured: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run_one(
+    candidate: dict[str, Any], batch: int, device: str, env: dict[str, str], *, repeats: int = 1
+) -> dict[str, Any]:
+    """One configuration; on the CPU the RSS reference is the median of `repeats` fresh processes (one
+    process's heap layout, and so its growth, varies by about 15%: bench/README.md, "memory")."""
+    payload = {"candidate": candidate, "batch": batch, "device": device}
+    measured = _fresh(payload, env)
     estimate = memory_for(candidate, batch_size=batch, device=device)
     reference = measured["max_memory_allocated_bytes"] or measured["live_tensor_peak_bytes"]
     resident = None if device.startswith("cuda") else resident_for(candidate, batch_size=batch)
+    if measured["rss_training_growth_bytes"] is not None:
+        repeated = [_fresh({**payload, "rss_only": True}, env) for _ in range(repeats - 1)]
+        samples = [measured["rss_training_growth_bytes"]] + [r["rss_training_growth_bytes"] for r in repeated]
+        measured["rss_training_growth_samples"] = samples
+        for key in ("RssAnon_growth_bytes", "RssFile_growth_bytes"):
+            if key in measured:
+                measured[key] = round(statistics.median([measured[key]] + [r[key] for r in repeated]))
+        measured["rss_training_growth_bytes"] = round(statistics.median(samples))
+        # the reference's own spread: (largest - smallest) / median of the fresh processes
+        measured["rss_spread"] = (max(samples) - min(samples)) / max(1, statistics.median(samples))
     rss = measured["rss_training_growth_bytes"]
     row = {
         "family": candidate["family"],
@@ -125,8 +152,25 @@ def run_one(candidate: dict[str, Any], batch: int, device: str, env: dict[str, s
         # the allocator-aware estimate (resident_for) against the same resident-set growth
         "resident": resident,
         "resident_error": resident / rss - 1 if rss and resident else None,
+        # kept so that `--table FILE --rescore` can score a later engine against the same measurements
+        "candidate": candidate,
     }
     return row
+
+
+def rescore(row: dict[str, Any]) -> dict[str, Any]:
+    """A saved CPU row with the engine's current estimates against its measured references."""
+    c, batch = row["candidate"], row["batch"]
+    estimate, resident = memory_for(c, batch_size=batch), resident_for(c, batch_size=batch)
+    live, rss = row["live_tensor_peak_bytes"], row["rss_training_growth_bytes"]
+    return {
+        **row,
+        "estimate": estimate,
+        "resident": resident,
+        "live_error": estimate["total"] / live - 1 if live else None,
+        "rss_error": estimate["total"] / rss - 1 if rss else None,
+        "resident_error": resident / rss - 1 if rss else None,
+    }
 
 
 def _name(c: dict[str, Any]) -> str:
@@ -136,7 +180,7 @@ def _name(c: dict[str, Any]) -> str:
 
 HEADER = (
     f"{'network':<34} {'batch':>5} {'estimate':>10} {'live':>10} {'err':>7} {'rss':>10} {'err':>7}"
-    f" {'resident':>10} {'err':>7}"
+    f" {'resident':>10} {'err':>7} {'spread':>7}"
 )
 
 
@@ -146,7 +190,7 @@ def row_text(r: dict[str, Any]) -> str:
         f"{r['network']:<34} {r['batch']:>5} {r['estimate']['total'] / 1e6:>9.2f}M "
         f"{(live or 0) / 1e6:>9.2f}M {r['live_error'] or 0:>+7.1%} {(rss or 0) / 1e6:>9.2f}M "
         f"{r['rss_error'] or 0:>+7.1%} {(r.get('resident') or 0) / 1e6:>9.2f}M "
-        f"{r.get('resident_error') or 0:>+7.1%}"
+        f"{r.get('resident_error') or 0:>+7.1%} {r.get('rss_spread') or 0:>7.1%}"
     )
 
 
@@ -161,6 +205,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     big = [r for r in rows if (_rss(r) or 0) >= RSS_FLOOR and r["rss_error"] is not None]
     rss = [abs(r["rss_error"]) for r in big]
     resident = [abs(r["resident_error"]) for r in big if r.get("resident_error") is not None]
+    spread = [r["rss_spread"] for r in big if r.get("rss_spread") is not None]
     return {
         "configurations": len(rows),
         "live_within_10pct": sum(e <= LIVE_TARGET for e in live) / len(live) if live else None,
@@ -170,6 +215,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "rss_median_abs_error": statistics.median(rss) if rss else None,
         "resident_within_20pct": sum(e <= RSS_TARGET for e in resident) / len(resident) if resident else None,
         "resident_median_abs_error": statistics.median(resident) if resident else None,
+        "rss_median_spread": statistics.median(spread) if spread else None,
     }
 
 
@@ -180,16 +226,27 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batches", default=",".join(map(str, BATCHES)))
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--allocator", choices=("tuned", "default"), default="tuned")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="fresh processes per configuration for the RSS reference"
+    )
     parser.add_argument("--max-bytes", type=float, default=2e9, help="skip configurations estimated above")
     parser.add_argument("--out", type=Path, help="write rows and summary as JSON here")
     parser.add_argument("--table", type=Path, help="print the table and summary of a saved --out file")
+    parser.add_argument("--rescore", action="store_true", help="--table with the engine's estimates now")
     parser.add_argument(
         "--curve", metavar="FAMILY", help="per-step RSS, heap and in-use growth of one family"
     )
-    parser.add_argument("--batch", type=int, default=128, help="--curve's mini-batch")
+    parser.add_argument("--trace", metavar="FAMILY", help="glibc's allocations over training one family")
+    parser.add_argument("--batch", type=int, default=128, help="--curve's and --trace's mini-batch")
     parser.add_argument("--steps", type=int, default=8, help="--curve's steps")
     parser.add_argument("--no-trim", action="store_true", help="--curve without malloc_trim between runs")
     args = parser.parse_args(argv)
+    if args.trace:
+        from bench.malloc_trace import report, trace
+
+        candidate = next(c for c in candidates(1) if c["family"] == args.trace)
+        print(report(trace(candidate, args.batch)), flush=True)
+        return 0
     if args.curve:
         from bench.memory_curve import curve
 
@@ -197,6 +254,8 @@ def main(argv: list[str]) -> int:
         return curve(candidate, args.batch, args.steps, trim=not args.no_trim)
     if args.table:
         saved = json.loads(args.table.read_text())
+        if args.rescore:
+            saved["rows"] = [rescore(r) for r in saved["rows"]]
         print(HEADER, *(row_text(r) for r in saved["rows"]), sep="\n")
         print(json.dumps(summary(saved["rows"]), indent=1))
         return 0
@@ -218,7 +277,7 @@ def main(argv: list[str]) -> int:
         for batch in (int(b) for b in args.batches.split(",")):
             if memory_for(c, batch_size=batch, device=args.device)["total"] > args.max_bytes:
                 continue
-            rows.append(run_one(c, batch, args.device, env))
+            rows.append(run_one(c, batch, args.device, env, repeats=args.repeats))
             print(row_text(rows[-1]), flush=True)
     result = {"machine": machine.finish(info), "summary": summary(rows), "rows": rows}
     print(json.dumps(result["summary"], indent=1))

@@ -41,6 +41,22 @@ def pay_fixed_cost(*, steps: int = 3) -> None:
         step.run(batch)
 
 
+def rss_parts() -> dict[str, int]:
+    """The resident set's anonymous (heap) and file-backed (code and data of loaded libraries) parts, in
+    bytes, from /proc/self/status; empty where the kernel does not report them. A network's first kernels
+    fault in pages of libtorch's code the fixed cost did not touch: file-backed, whatever the batch."""
+    parts: dict[str, int] = {}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("RssAnon", "RssFile"):
+                    parts[key] = int(value.split()[0]) * 1024
+    except OSError:
+        return {}
+    return parts
+
+
 def training_rss_growth(candidate: dict[str, object], *, batch_size: int, steps: int = 4) -> int:
     """The peak resident-set growth over building `candidate` and training it `steps` steps on the CPU.
 

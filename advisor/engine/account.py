@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.engine.layers import Layer, Shape, count
 
@@ -32,6 +32,13 @@ class LayerMemory:
     backward: int = 0  # per example: transient buffers of its backward pass beyond the input's gradient
     input_grad_extra: int = 0  # per example: a second buffer of the input's gradient, when it needs one
     backward_fixed: int = 0  # whatever the batch: transient buffers of its backward pass
+    # Kernel temporaries PyTorch's dispatcher never sees (so outside the live peak), which the heap model
+    # (heap.py) places: oneDNN's blocked copies of a convolution's input and output per example and of its
+    # weights (`blocked`, timeline.py), a transposed convolution's extra output-sized buffer, and the
+    # contiguous copy of the output's gradient an embedding's backward makes (`grad_copy`, per example).
+    blocked: tuple[int, int, int] = (0, 0, 0)
+    transposed: bool = False
+    grad_copy: int = 0
 
     @property
     def parameters(self) -> int:
@@ -52,7 +59,27 @@ def _plain(layer: Layer, s: Shape, *, saves_input: bool, saves_output: bool, sav
 
 
 def _weighted(layer: Layer, s: Shape) -> LayerMemory:
-    return _plain(layer, s, saves_input=True, saves_output=False)
+    m = _plain(layer, s, saves_input=True, saves_output=False)
+    if layer["kind"] in ("Conv2d", "ConvTranspose2d"):
+        a = layer["args"]
+        k = a["kernel_size"]
+        kernel = k * k if isinstance(k, int) else int(k[0]) * int(k[1])
+        blocked = (
+            FLOAT_BYTES * _block(s[0]) * math.prod(s[1:]),
+            FLOAT_BYTES * _block(m.shape[0]) * math.prod(m.shape[1:]),
+            FLOAT_BYTES * _block(s[0]) * _block(m.shape[0]) * kernel // a.get("groups", 1),
+        )
+        return replace(m, blocked=blocked, transposed=layer["kind"] == "ConvTranspose2d")
+    return m
+
+
+# oneDNN lays a convolution's channels out in blocks of 8 floats on AVX2 (16 on AVX-512): measured on the
+# AMD EPYC (AVX2) machine, a 1-channel image is copied as 8 channels (bench/README.md, "memory")
+CHANNEL_BLOCK = 8
+
+
+def _block(channels: int) -> int:
+    return -(-channels // CHANNEL_BLOCK) * CHANNEL_BLOCK
 
 
 def _saves_output(layer: Layer, s: Shape) -> LayerMemory:
@@ -96,8 +123,10 @@ def _batch_norm(layer: Layer, s: Shape) -> LayerMemory:
 
 def _embedding(layer: Layer, s: Shape) -> LayerMemory:
     c = count([layer], s)
-    # keeps the token ids, which are the batch (or the layer before's output, kept anyway)
-    return LayerMemory(c.shape, FLOAT_BYTES * _values(c.shape), True, False, 0, 0, (c.parameters,))
+    # keeps the token ids, which are the batch (or the layer before's output, kept anyway); its backward
+    # copies the output's gradient to be contiguous before it scatters it into the weight's
+    out = FLOAT_BYTES * _values(c.shape)
+    return LayerMemory(c.shape, out, True, False, 0, 0, (c.parameters,), grad_copy=out)
 
 
 def _embedding_bag(layer: Layer, s: Shape) -> LayerMemory:

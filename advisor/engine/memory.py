@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
+from advisor.engine.codepages import code_pages
 from advisor.engine.heap import resident_growth
 from advisor.engine.layers import Counts, Layer, Shape, count
 from advisor.engine.timeline import (
@@ -323,9 +324,10 @@ RESIDENT_STEPS = 4
 
 def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RESIDENT_STEPS) -> int:
     """The CPU process's resident-set growth over `steps` training steps under glibc with the harness's
-    thresholds: the same replay as memory_for, its allocations placed on a simulated heap (heap.py), so chunk
-    headers, 64-byte alignment, lazily made optimiser state and the holes freed tensors leave are counted.
-    Above memory_for's "total", which stays what batch fitting uses."""
+    thresholds: the same replay as memory_for, with the kernels' private temporaries, its allocations placed
+    on a simulated heap (heap.py: memalign's padding, each tensor's small companion block, lazily made
+    optimiser state, the holes freed tensors leave), plus the library code its kernels first bring in
+    (codepages.py). Above memory_for's "total", which stays what batch fitting uses."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     key = (
@@ -340,7 +342,7 @@ def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RES
             _RESIDENT.clear()
         step = _Step(candidate, batch_size, "cpu", record=True)
         _FAMILIES.get(family_of(candidate), _backprop)(step)
-        _RESIDENT[key] = resident_growth(step.t.events or [], steps=steps)
+        _RESIDENT[key] = resident_growth(step.t.events or [], steps=steps) + code_pages(candidate)
     return _RESIDENT[key]
 
 

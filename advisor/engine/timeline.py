@@ -57,6 +57,12 @@ class Timeline:
     def transient(self, category: str, n: float) -> None:
         self.free(category, self.alloc(category, n))
 
+    def kernel(self, *moves: tuple[bool, float]) -> None:
+        """A kernel's private temporaries, (allocate?, bytes) in order: the heap model's alone, since
+        PyTorch's dispatcher (the live peak's reference) never sees them."""
+        if self.events is not None:
+            self.events.extend((a, "kernel", int(n)) for a, n in moves if int(n) > 0)
+
 
 @dataclass
 class Graph:
@@ -98,7 +104,12 @@ def forward(
         grad = grad or bool(m.tensors)
         if m.out_bytes == 0:  # a view: the same storage goes on
             continue
+        conv = m.blocked[1] > 0
+        if conv:
+            _conv_forward(t, m, batch, current)
         out = t.alloc("activations", batch * m.out_bytes)
+        if conv:
+            t.kernel((False, batch * m.blocked[1]))  # the blocked output, once copied out
         extra = t.alloc("activations", batch * m.saved + m.saved_fixed)
         g.frees[i] += extra
         if m.saves_input:
@@ -127,19 +138,41 @@ def backward(t: Timeline, g: Graph, *, grad_out: int, accumulate: bool = False) 
         m = g.layers[i]
         if m.out_bytes == 0:
             continue
+        b, (blk_in, blk_out, blk_w) = g.batch, m.blocked
+        if blk_out and g.needs_grad[i]:  # the input's gradient: from blocked copies, copied out
+            gout = blk_out if blk_out == m.out_bytes else 0  # a padded one is read as it is
+            t.kernel((True, b * gout), (True, blk_w), (True, b * blk_in), (False, blk_w), (False, b * gout))
         grad_in = t.alloc("workspace", g.inputs[i]) if g.needs_grad[i] else 0
         if g.needs_grad[i]:
+            t.kernel((False, b * blk_in))
             t.transient("workspace", g.batch * m.input_grad_extra)
+        # the weights' gradient: from blocked copies of the output's gradient and of the input (and an
+        # embedding's from a contiguous copy of the output's gradient)
+        t.kernel((True, b * blk_out), (True, b * blk_in), (True, blk_w), (False, b * blk_in))
+        t.kernel((False, b * blk_out), (True, b * m.grad_copy))
         for n in m.tensors:
             if accumulate:
                 t.transient("workspace", FLOAT_BYTES * n)
             else:
                 t.alloc("gradients", FLOAT_BYTES * n)
+        t.kernel((False, blk_w), (False, b * m.grad_copy))
         t.transient("workspace", g.batch * m.backward + m.backward_fixed)
         t.free("workspace", grad)
         t.free("activations", g.frees[i])
         grad = grad_in
     return grad
+
+
+def _conv_forward(t: Timeline, m: LayerMemory, batch: int, input_bytes: int) -> None:
+    """oneDNN's convolution (measured with a malloc trace, bench/malloc_trace.py): blocked copies of the
+    input (unless its channels need padding: a first layer's kernel reads the image as it is), the weights
+    and the output are made; the first two go before the output is copied out. A transposed convolution
+    first makes an output-sized buffer it drops once it has run."""
+    blk_in, blk_out, blk_w = m.blocked
+    blk_in = blk_in if batch * blk_in == input_bytes else 0
+    first = batch * blk_out if m.transposed else 0
+    t.kernel((True, first), (True, batch * blk_in), (True, blk_w), (True, batch * blk_out))
+    t.kernel((False, blk_w), (False, batch * blk_in), (False, first))
 
 
 def tensors_of(layers: Sequence[LayerMemory]) -> list[int]:

@@ -1,0 +1,40 @@
+"""glibc's own allocations over a real training run (bench/malloc_trace.py) against the account's kernel
+temporaries (advisor/engine/timeline.py) and the simulated heap (advisor/engine/heap.py)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from bench.malloc_trace import trace
+from bench.memory import candidates
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="the malloc trace needs a C compiler")
+
+
+def _traced(family: str, batch: int) -> dict[str, object]:
+    candidate = next(c for c in candidates(per_family=1) if c["family"] == family)
+    result = trace(candidate, batch)
+    assert result is not None
+    return result
+
+
+def test_every_large_request_of_a_cnn_step_is_in_the_account() -> None:
+    """oneDNN's blocked copies of each convolution's input, weights and output (and of the gradients in
+    its backward pass) are the kernel temporaries PyTorch's dispatcher never sees: with them the account
+    makes every request of 16 KiB or more that glibc sees in the second training step, size for size."""
+    result = _traced("cnn", 32)
+    assert result["not_in_account"] == []
+    # the same sequence on the simulated heap against glibc's own top: glibc's varies by about 15% from
+    # one process to the next (its heap starts with the fixed cost's holes, the replay with none), so 35%
+    assert 0.65 < result["simulated"] / result["glibc_top"] < 1.35  # type: ignore[operator]
+
+
+def test_a_transposed_convolutions_temporaries_are_in_the_account() -> None:
+    """ConvTranspose2d adds an output-sized buffer to the blocked copies; a few small scratch buffers of
+    oneDNN (under 2 MB at batch 32) are not modelled: at most four requests a step."""
+    result = _traced("dn", 32)
+    missing = result["not_in_account"]
+    assert isinstance(missing, list)
+    assert sum(n for _, n in missing) <= 4 and all(size < 2e6 for size, _ in missing)
