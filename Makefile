@@ -30,7 +30,7 @@ run: install
 	$(PY) manage.py serve --port $(PORT)
 
 # Debian packages the tests use: chromium (the browser tests) and wrk (the API benchmark's load generator).
-DEBS := chromium wrk
+DEBS := chromium wrk gcc
 
 debs:
 	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
