@@ -127,3 +127,29 @@ def test_the_prediction_follows_the_curves(
         first = next(i + 1 for i, s in enumerate(scores) if s >= need - 1e-9)
         assert answer["updates"] == first * SAMPLE_STEPS
         assert answer["epochs"] == math.ceil(first * SAMPLE_STEPS / FULL_STEPS)
+
+
+def test_it_forecasts_in_the_probe_when_the_sample_misses_the_target() -> None:
+    """The probe's time-to-target line keeps "not reached on the sample" and adds the forecast from its
+    learning curve, with seconds from the plan's time per epoch."""
+    from advisor.probe.learning.plan import ProbePlan
+    from advisor.probe.learning.probe import _time_to_target
+
+    scores = _rising(0.96, 60)
+    run = {**_run(scores), "score": max(scores)}
+    plan = ProbePlan(
+        "x.npz",
+        "classify",
+        0.98,
+        1349,
+        None,
+        None,
+        seconds_per_epoch={"deep": {"seconds": 2.0, "basis": "measured"}},
+    )
+    answer = _time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360)
+    assert answer is not None and answer["reached"] is False and "epochs_at_full_size" not in answer
+    forecast = answer["forecast"]
+    assert forecast["method"] == "size_curve" and forecast["reached"] is True
+    assert forecast["seconds_to_target"] == pytest.approx(forecast["epochs"] * 2.0)
+    small = _time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=30)
+    assert small is not None and small["forecast"]["method"] == "declined"
