@@ -63,6 +63,7 @@ def time_to_target(
         "size_curve": points,
         "ceiling": None if fit is None else {k: fit.get(k) for k in ("estimate", "low", "high", "method")},
         "predicted_reached": forecast["reached"],
+        "certain": forecast.get("certain"),
         "predicted": None,
     }
     if forecast["reached"]:

@@ -120,6 +120,8 @@ def test_the_prediction_follows_the_curves(
         # the points lie on err(n) = b * n^-c exactly: the fit recovers the law at full size
         assert answer["fit"]["estimate"] == pytest.approx(_law(FULL_TRAIN, 1.0, *law), abs=1e-6)
         assert answer["fit"]["low"] <= answer["fit"]["estimate"] <= answer["fit"]["high"]
+        low, high = answer["fit"]["low"], answer["fit"]["high"]
+        assert answer["certain"] is not (low < target <= high)
     if method == "size_curve" and reached:
         # the full run's error shrinks to its ceiling by the same factor as the sample's to its best
         ratio = (1 - target) / (1 - answer["fit"]["estimate"])

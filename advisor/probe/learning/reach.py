@@ -120,7 +120,8 @@ def predict(
     """`run`: the sample's run (per-epoch held-out scores); `points`: the size curve's
     [{"examples", "score"}] with the sample's own run among them. Returns `method` ("declined", "sample",
     "size_curve"), `reached` (True, False, or None when not known), `epochs` and `updates` at full size
-    when reached, `reason` in words, and the size curve's `fit` where one was made."""
+    when reached, `reason` in words, and the size curve's `fit` where one was made, with `certain` False
+    when the target lies inside its 90% interval."""
     why = unresolvable(target, test_examples, goal)
     if why:
         return {"method": "declined", "reached": None, "reason": why}
@@ -146,12 +147,15 @@ def predict(
         }
     ceiling = float(fit["estimate"])
     span = f"{fit['low']:.3f}-{fit['high']:.3f}"
+    # the point estimate decides; `certain` says whether the 90% interval lies wholly on one side
+    answer["certain"] = not (fit["low"] < target <= fit["high"])
+    doubt = "" if answer["certain"] else f"; {target:g} lies inside that interval, so this is a best guess"
     if ceiling < target:
         return {
             **answer,
             "reached": False,
             "reason": f"the size curve puts the best score at {full_train} examples at {ceiling:.3f} "
-            f"(90% {span}), below {target:g}",
+            f"(90% {span}), below {target:g}{doubt}",
         }
     ratio = (1 - target) / max(1 - ceiling, 1e-9)
     updates = updates_to_ratio(run, ratio)
@@ -164,5 +168,6 @@ def predict(
         "updates": updates,
         "epochs": epochs,
         "reason": f"the size curve puts the best score at {full_train} examples at {ceiling:.3f} (90% "
-        f"{span}); the sample's error came within {ratio:.2f} times its final error after {updates} updates",
+        f"{span}){doubt}; the sample's error came within {ratio:.2f} times its final error after {updates} "
+        "updates",
     }
