@@ -55,6 +55,8 @@ class MeasuredAt(TypedDict):
     allocator: str
     device: str
     step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
+    # the batch the sweep measured best per example where it is not the plan's (rule plan.measured)
+    best_batch: NotRequired[int]
 
 
 class Estimate(TypedDict):
@@ -112,6 +114,9 @@ class Measurement(TypedDict):
     message: str
     seconds_per_batch: float | None
     mean_seconds_per_batch: float | None
+    # seconds to gather one shuffled batch from an in-memory data set of the job's size (calibration
+    # children add it; absent from measure() called alone and from older results)
+    gather_seconds_per_batch: NotRequired[float]
     iqr: float | None
     iterations: int
     examples_per_second: float | None

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from advisor import engine
-from advisor.engine.learned import Correction, fit_correction
+from advisor.engine.learned import FEATURES, Correction, fit_correction
 from advisor.engine.profile import DeviceProfile, is_current
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 
@@ -119,7 +119,10 @@ def correction_for(device: Device) -> Correction | None:
     if latest is None:
         return None
     # our own rows, written by refit_time_model: not data from a user
-    return Correction(pickle.loads(bytes(latest.fitted)), latest.expected_error)
+    model = pickle.loads(bytes(latest.fitted))
+    if getattr(model, "n_features_in_", FEATURES) != FEATURES:
+        return None  # fitted on an older feature set: the next finished calibration refits it
+    return Correction(model, latest.expected_error)
 
 
 def recommend(spec: Any, device: Device | None) -> dict[str, Any]:

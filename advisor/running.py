@@ -13,7 +13,7 @@ from django.utils import timezone
 from advisor import engine, jobs
 from advisor.contract import Estimate
 from advisor.models import CalibrationJob, Measurement
-from advisor.services import CALIBRATIONS
+from advisor.services import CALIBRATIONS, recommendation_payload
 
 
 def run_calibration_job(*, job_id: int) -> str:
@@ -44,6 +44,7 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
         batch_sizes=list(job.batch_sizes),
         threads=list(job.threads),
         time_limit_s=float(job.time_limit_seconds),
+        recommended=recommended_plan(job),
         **_plan_options(job),
     )
     summary = run_job(plan, on_event=watcher.on_event, should_cancel=watcher.should_cancel)
@@ -99,8 +100,45 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     examples = int(job.recommendation.spec.get("data", {}).get("examples") or 4096)
     chosen = {k: v for k, v in job.options.items() if k in PLAN_OPTIONS}
     chosen["max_batch_size"] = max(1, min(int(chosen.get("max_batch_size", 4096)), examples))
+    chosen["examples"] = examples
     chosen.setdefault("min_seconds", settings.CALIBRATION_MIN_SECONDS)
     return chosen
+
+
+def recommended_plan(job: CalibrationJob) -> dict[str, Any] | None:
+    """What the recommendation planned for this candidate, as plain data for the sweep's findings: its threads
+    and why (the plan as it stands, a measurement of the first candidate followed), its batch and the rule
+    that chose it, and the largest batch the engine would choose for this data set. None for a
+    recommendation too old to say (the findings then judge against the physical cores and say so)."""
+    try:
+        return _recommended_plan(job)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _recommended_plan(job: CalibrationJob) -> dict[str, Any]:
+    payload = recommendation_payload(job.recommendation)
+    plan = payload["hardware_plan"]
+    candidate = payload["candidates"][job.candidate]
+    rules = {r["rule"] for r in candidate.get("reasons", [])}
+    basis = plan.get("threads_basis") or (  # stored before threads_basis: the reason says which
+        "profiled"
+        if any(
+            "profile of" in r["text"] for r in plan.get("reasons", []) if r["rule"].startswith("cpu.threads")
+        )
+        else "cores"
+    )
+    profile = job.recommendation.result.get("device_profile") or {}
+    return {
+        "threads": plan.get("threads"),
+        "threads_basis": basis,
+        "device": profile.get("device") or profile.get("processor"),
+        "batch_size": candidate["training"]["batch_size"],
+        "batch_rule": next(
+            (r for r in ("plan.measured", "batch.profiled", "batch.start", "gpu.memory") if r in rules), None
+        ),
+        "batch_max": engine.largest_batch(int(job.recommendation.spec.get("data", {}).get("examples") or 0)),
+    }
 
 
 def _torch_device(job: CalibrationJob) -> str:
@@ -112,7 +150,7 @@ def _conclude(job: CalibrationJob, watcher: jobs.Watcher, summary: dict[str, Any
     error = str(summary.get("error") or "")
     if summary.get("status") == "timed_out":
         error = error or f"stopped at the time limit of {job.time_limit_seconds} s"
-    estimate = measured_estimate(job) if status == CalibrationJob.SUCCEEDED else None
+    estimate = measured_estimate(job, summary) if status == CalibrationJob.SUCCEEDED else None
     if status == CalibrationJob.SUCCEEDED and estimate is None and not job.options.get("spread"):
         status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
     # Each configuration's result, with all its step samples, is in its Measurement row already.
@@ -143,14 +181,19 @@ def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
     )
 
 
-def measured_estimate(job: CalibrationJob) -> Estimate | None:
+def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None) -> Estimate | None:
     """Time to train at the set-up the user will train with: the candidate's own batch size (else the measured
-    one nearest to it), at whichever thread count and allocator ran it fastest. The fastest configuration per
-    example overall is in the job's summary; it may use a batch the training set-up did not choose."""
+    one nearest to it), at whichever thread count and allocator ran it fastest; where the sweep's batch
+    finding (summary["batch_rule"]) disagrees with the plan, at the batch it measured best, which
+    `measured_at.best_batch` names so that the recommendation follows it (engine.follow_measurement). The
+    fastest configuration per example overall is in the summary; it may be a batch nobody trains with."""
     ok = [m for m in job.measurements.all() if m.status == "ok" and m.seconds_per_batch]
     if not ok:
         return None
     planned = int(job.recommendation.result["candidates"][job.candidate]["training"]["batch_size"])
+    finding = (summary or {}).get("batch_rule") or {}
+    best_batch = finding.get("measured_best_batch") if finding.get("agrees") is False else None
+    planned = int(best_batch or planned)
     nearest = min({m.batch_size for m in ok}, key=lambda b: (abs(math.log(b / planned)), b))
     best = min((m for m in ok if m.batch_size == nearest), key=lambda m: float(m.seconds_per_batch or 0))
     per_batch, source = epoch_step_seconds(best)
@@ -170,14 +213,19 @@ def measured_estimate(job: CalibrationJob) -> Estimate | None:
         "device": job.device_id,
         "step": source,
     }
+    if best_batch and best.batch_size == best_batch:
+        estimate["measured_at"]["best_batch"] = int(best_batch)
     return estimate
 
 
 def epoch_step_seconds(m: Measurement) -> tuple[float, str]:
     """The seconds per batch that predict a real epoch: the mean step, which charges the stalls an epoch
-    pays (`python -m bench epoch`: the median step ran 12-14% short of a real epoch for small networks; the
-    mean step plus gathering each batch came within 8.8% for every family), else the median step."""
+    pays, plus gathering each shuffled batch from the data set (`python -m bench epoch`: the median step ran
+    12-14% short of a real epoch for small networks; the mean step plus gathering came within 8.8% for every
+    family). Older results without one of them fall back to what they have, and say so in the source."""
     mean = m.result.get("mean_seconds_per_batch")
-    if mean:
-        return float(mean), "mean"
-    return float(m.seconds_per_batch or 0), "median"
+    gather = m.result.get("gather_seconds_per_batch")
+    step, source = (float(mean), "mean") if mean else (float(m.seconds_per_batch or 0), "median")
+    if gather is not None:
+        return step + float(gather), f"{source} + gathering"
+    return step, source

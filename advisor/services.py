@@ -64,8 +64,8 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
                 cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
         payload["candidates"] = candidates
-    if 0 in measured:  # the first candidate's plan follows what its calibration measured
-        payload["hardware_plan"] = engine.follow_measurement(payload["hardware_plan"], dict(measured[0]))
+    if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
+        payload = engine.follow_measurement(payload, dict(measured[0]))
     return payload
 
 

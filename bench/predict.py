@@ -178,14 +178,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--quick", action="store_true", help="one network per family, batch 64, 1 thread")
     parser.add_argument(
-        "--from", dest="source", type=Path, help="analyse a result.json's profile and rows again"
+        "--from",
+        dest="source",
+        help="analyse a result.json's profile and rows again; several, comma-separated (runs of the same "
+        "grid): the run-to-run floor and the model against the median of the runs (bench.predict_runs)",
     )
     args = parser.parse_args(argv)
+    if args.source is not None and "," in args.source:
+        from bench.predict_runs import analyse
+
+        paths = [Path(p) for p in args.source.split(",") if p]
+        analyse(paths, args.out or paths[0].parent.with_name(paths[0].parent.name + "_together"))
+        return 0
     if args.source is None:
         reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
     from advisor.calibration.devices import physical_cores
     from advisor.calibration.profile import profile_device
-    from advisor.engine.costmodel import step_cost
+    from advisor.engine.costmodel import step_cost, with_current_factor
     from advisor.engine.learned import cross_validate, rows_features
 
     info = describe()
@@ -201,8 +210,8 @@ def main(argv: list[str]) -> int:
     out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{machine_slug()}"
     out.mkdir(parents=True, exist_ok=True)
     if args.source is not None:  # the measured rows and their profile, analysed by today's model
-        saved = json.loads(args.source.read_text(encoding="utf-8"))
-        profile, rows, info = saved["profile"], saved["rows"], saved["machine"]
+        saved = json.loads(Path(args.source).read_text(encoding="utf-8"))
+        profile, rows, info = with_current_factor(saved["profile"]), saved["rows"], saved["machine"]
         started -= float(saved.get("seconds") or 0.0)  # the measuring run's time, not this analysis's
         argv = saved["command"].split()[3:]
     else:

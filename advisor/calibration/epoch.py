@@ -17,6 +17,8 @@ import torch
 
 from advisor.calibration.steps import make_step
 
+GATHER_CAP_BYTES = 64 * 2**20
+
 
 def predicted_epoch_seconds(seconds_per_batch: float, examples: int, batch_size: int) -> float:
     full, rest = divmod(int(examples), int(batch_size))
@@ -37,13 +39,18 @@ def loading_seconds_per_batch(
     threads: int | None = None,
     device: str = "cpu",
     batches: int = 200,
+    cap_bytes: int = GATHER_CAP_BYTES,
 ) -> float:
     """Seconds to gather one shuffled mini-batch from an in-memory data set, as train_one_epoch does: the
     input pipeline's share of a real step, which measure()'s fixed synthetic batch leaves out (Shi et al. time
-    synthetic data too). The data set is capped at 65,536 examples: enough to fall out of the CPU's caches."""
+    synthetic data too). The data set is capped at 65,536 examples and `cap_bytes` (64 MiB): enough to fall
+    out of the CPU's caches without making a calibration hold a copy of a large data set."""
     dev = torch.device(device)
-    n = max(int(batch_size), min(int(examples), 65536))
-    data = make_step(candidate, dev).make_batch(n)  # tensors [n, ...]
+    step = make_step(candidate, dev)
+    per_example = sum(t.element_size() * t[0].numel() for t in step.make_batch(1))
+    cap = max(1, int(cap_bytes) // max(1, per_example))
+    n = max(int(batch_size), min(int(examples), 65536, cap))
+    data = step.make_batch(n)  # tensors [n, ...]
     order = torch.randperm(n, device=dev)
     count = max(1, min(int(batches), n // int(batch_size)))
     previous = torch.get_num_threads()

@@ -24,10 +24,15 @@ from torch import nn
 
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.devices import cpu_model_name, physical_cores
-from advisor.engine.costmodel import SEQUENCE_STEPS, step_cost
+from advisor.engine.costmodel import SEQUENCE_STEPS, step_factor
 from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
+from advisor.engine.wholesteps import WHOLE_STEPS, candidate
+from advisor.engine.wholesteps import linear as linear_layer
 
 POINT_SECONDS = 0.06  # per measured point: enough repetitions for a stable median on a noisy VM
+# the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
+# was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
+WHOLE_STEP_SECONDS = 0.3
 # (batch, in, out): products from a tabular layer to a wide one
 LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
@@ -74,54 +79,9 @@ def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None]) -> fl
     return _median_seconds(run, sync)
 
 
-def _candidate(
-    layers: list[dict[str, Any]], input_shape: list[int], batch: int, optimizer: str
-) -> dict[str, Any]:
-    return {
-        "family": "ffn",
-        "networks": {"model": layers},
-        "io": {
-            "input_shape": input_shape,
-            "input_dtype": "float32",
-            "vocab_size": None,
-            "target": "class",
-            "outputs": layers[-1]["args"]["out_features"],
-            "latent_size": None,
-        },
-        "training": {
-            "batch_size": batch,
-            "optimizer": optimizer,
-            "learning_rate": 0.01,
-            "loss": "cross_entropy",
-        },
-    }
-
-
-def _linear(i: int, o: int) -> dict[str, Any]:
-    return {"kind": "Linear", "args": {"in_features": i, "out_features": o}}
-
-
-_RELU: dict[str, Any] = {"kind": "ReLU", "args": {}}
-# whole steps of small real networks (an MLP, a CNN on MNIST-sized images; 1-3 ms each here) that the
-# step factor compares with the layer-by-layer model
-WHOLE_STEPS = (
-    _candidate([_linear(32, 256), _RELU, _linear(256, 256), _RELU, _linear(256, 10)], [32], 64, "adam"),
-    _candidate(
-        [
-            {"kind": "Conv2d", "args": {"in_channels": 1, "out_channels": 8, "kernel_size": 3, "padding": 1}},
-            _RELU,
-            {"kind": "MaxPool2d", "args": {"kernel_size": 2}},
-            {"kind": "Flatten", "args": {}},
-            _linear(8 * 14 * 14, 10),
-        ],
-        [1, 28, 28],
-        32,
-        "sgd",
-    ),
-)
-
-
-def _harness_step(candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None]) -> float:
+def _harness_step(
+    candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None], budget: float = POINT_SECONDS
+) -> float:
     """Median seconds of the calibration harness's own step, a fresh batch each time as calibrations draw."""
     from advisor.calibration.steps import make_step
 
@@ -129,39 +89,29 @@ def _harness_step(candidate: dict[str, Any], dev: torch.device, sync: Callable[[
     batch_size = int(candidate["training"]["batch_size"])
     batches = [step.make_batch(batch_size) for _ in range(4)]
     turn = iter(range(1 << 30))
-    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync)
+    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync, budget)
 
 
-def _step_factor(rates: ThreadProfile, dev: torch.device, sync: Callable[[], None]) -> float:
-    """Measured / modelled seconds of the WHOLE_STEPS by the model without a factor: the median ratio."""
-    profile: DeviceProfile = {
-        "version": PROFILE_VERSION,
-        "kind": dev.type,
-        "processor": "",
-        "torch": "",
-        "threads": {"1": rates},
-        "copy_bandwidth": None,
-        "allocator": "",
-        "profiled_at": "",
-        "seconds": 0.0,
-    }
-    ratios = [
-        _harness_step(c, dev, sync)
-        / step_cost(c, batch_size=int(c["training"]["batch_size"]), threads=1, profile=profile).seconds
-        for c in WHOLE_STEPS
-    ]
-    return min(3.0, max(0.5, statistics.median(ratios)))
+def _whole_steps(rates: ThreadProfile, dev: torch.device, sync: Callable[[], None]) -> None:
+    """Times the WHOLE_STEPS through the harness and sets the step factor from them (costmodel.step_factor);
+    the seconds are kept so that a later cost model can derive the factor again."""
+    rates["whole_step_seconds"] = [_harness_step(c, dev, sync, WHOLE_STEP_SECONDS) for c in WHOLE_STEPS]
+    rates["step_factor"] = step_factor(rates)
 
 
-def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> float:
-    """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps."""
+def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> tuple[float, list[float]]:
+    """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps (the exponent,
+    at least 0) and the two per-step seconds themselves, kept: the grid's long LSTMs measured about half the
+    8-step point's per-step cost (bench/README.md, "predict", 2026-11-23), which an exponent clamped at 0
+    cannot show."""
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
         _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync) / steps
         for steps in (LSTM_STEPS, LONG_STEPS)
     )
-    return min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
+    exponent = min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
+    return exponent, [short, long]
 
 
 def _optimizer_seconds(
@@ -187,7 +137,9 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
     base = max(one - (five - one) / 4, one * 0.1)
     # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
     # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
-    tiny = [_harness_step(_candidate([_linear(4, 4)] * depth, [4], 4, "sgd"), dev, sync) for depth in (1, 3)]
+    tiny = [
+        _harness_step(candidate([linear_layer(4, 4)] * depth, [4], 4, "sgd"), dev, sync) for depth in (1, 3)
+    ]
     step = max(tiny[0] - (tiny[1] - tiny[0]) / 2, tiny[0] * 0.1)
 
     def net(seconds: float) -> float:
@@ -231,7 +183,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
         "flops": 3 * biggest[0] / biggest[1],
         "bandwidth": 4 * 4 * VALUES[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
     }
-    rates["step_factor"] = _step_factor(rates, dev, sync)
+    _whole_steps(rates, dev, sync)
     return rates
 
 
@@ -274,9 +226,10 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
-        exponent = _sequence_exponent(dev, sync)
+        exponent, per_step = _sequence_exponent(dev, sync)
         for rates in by_threads.values():
             rates["sequence_exponent"] = exponent
+            rates["sequence_step_seconds"] = per_step
     finally:
         torch.set_num_threads(previous)
     return {

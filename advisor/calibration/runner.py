@@ -61,6 +61,11 @@ class JobPlan:
     stop_on_plateau: bool = True  # a doubling sweep also stops after two doublings that gain < 5%
     system_share_threshold: float = 0.10  # "significant" system time, as a share of a step's CPU time
     sweep_budget_s: float | None = 15.0  # a doubling sweep starts no configuration it expects to end later
+    # the recommendation's plan as plain data, which the summary's findings judge (summary.sweep_summary):
+    # {"threads", "threads_basis", "device", "batch_size", "batch_rule", "batch_max"}; None: physical cores
+    recommended: dict[str, Any] | None = None
+    # the data set's size: gathering a shuffled batch from it is part of a real epoch's step (epoch.py)
+    examples: int = 4096
 
     def __post_init__(self) -> None:
         errors: dict[str, list[str]] = {}
@@ -76,7 +81,7 @@ class JobPlan:
             bad("batch_sizes", "each batch size must be at least 1")
         if any(int(t) < 1 for t in self.threads):
             bad("threads", "each thread count must be at least 1")
-        for name in ("min_iterations", "max_batch_size"):
+        for name in ("min_iterations", "max_batch_size", "examples"):
             if int(getattr(self, name)) < 1:
                 bad(name, "must be at least 1")
         if self.warmup < 0 or self.min_seconds < 0:
@@ -171,7 +176,7 @@ def run_job(
                 payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children
             )
         finding = allocator_finding(results, sys_share, plan.system_share_threshold)
-    summary = sweep_summary(results)
+    summary = sweep_summary(results, plan=plan.recommended)
     if status == "succeeded":
         on_event({"type": "progress", "done": len(results), "total": len(results), "step": "finished"})
     return {

@@ -7,10 +7,18 @@ from typing import Any
 
 from advisor.calibration.devices import physical_cores as detect_physical_cores
 from advisor.calibration.words import threads_text
+from advisor.engine.batching import BATCH_TOLERANCE, smallest_near_fastest
+from advisor.engine.rules import RULES_BY_ID
 
-THREADS_RULE = "cpu.threads.physical"
+THREADS_RULE = "cpu.threads.physical"  # the plan's rule without a profile; an old job judged by it
 THREADS_SOURCE = "W §III-F, Table I; S §5"
-DISAGREE_MARGIN = 0.05  # a thread count must beat the rule's by more than 5% to count as a disagreement
+DISAGREE_MARGIN = 0.05  # a thread count must beat the plan's by more than 5% to count as a disagreement
+# where the plan's thread count came from (hardware_plan.threads_basis) -> its rule and how to say it
+PLAN_THREADS = {
+    "cores": ("cpu.threads.physical", "one per physical core"),
+    "profiled": ("cpu.threads.profiled", "from the profile of {device}"),
+    "measured": ("plan.measured", "from an earlier calibration"),
+}
 
 
 def _rows(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -42,12 +50,17 @@ def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def sweep_summary(
-    results: Sequence[Mapping[str, Any]], *, physical_cores: int | None = None
+    results: Sequence[Mapping[str, Any]],
+    *,
+    physical_cores: int | None = None,
+    plan: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Fastest configuration per example, thread scaling (at the batch size measured with the most thread
     counts, nearest the fastest), batch scaling (at the fastest thread count), out-of-memory limits, and
-    whether the measurement disagrees with rule cpu.threads.physical. `results` are result events or flat
-    rows (measure() dicts with batch_size)."""
+    whether the measurement disagrees with the recommendation's plan. `results` are result events or flat
+    rows (measure() dicts with batch_size); `plan` is plain data from the recommendation (JobPlan.recommended:
+    threads, threads_basis "cores" | "profiled" | "measured", device, batch_size, batch_rule, batch_max).
+    Without it the threads are judged against the physical cores (rule cpu.threads.physical), saying so."""
     rows = _rows(results)
     ok = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
     oom = [
@@ -60,6 +73,7 @@ def sweep_summary(
             "batch_scaling": [],
             "oom": oom,
             "threads_rule": None,
+            "batch_rule": None,
             "reasons": [],
         }
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
@@ -92,57 +106,115 @@ def sweep_summary(
         "batch_scaling": batch_scaling,
         "oom": oom,
         "threads_rule": None,
+        "batch_rule": _batch_verdict(batch_scaling, plan or {}),
         "reasons": [],
     }
     if str(fastest.get("device", "cpu")).startswith("cpu"):
-        verdict = _threads_verdict(at_batch, cores)
+        verdict = _threads_verdict(at_batch, cores, plan or {})
         summary["threads_rule"] = verdict
-        summary["reasons"].append({"rule": THREADS_RULE, "text": verdict["text"], "source": THREADS_SOURCE})
+        summary["reasons"].append(_reason(verdict))
+    if summary["batch_rule"] is not None:
+        summary["reasons"].append(_reason(summary["batch_rule"]))
     return summary
 
 
-def _threads_verdict(at_batch: list[dict[str, Any]], cores: int) -> dict[str, Any]:
-    best = max(at_batch, key=lambda r: r["examples_per_second"])
-    rule_row = next((r for r in at_batch if r["threads"] == cores), None)
-    b = best["batch_size"]
-    if rule_row is None:
+def _reason(verdict: Mapping[str, Any]) -> dict[str, Any]:
+    rule = RULES_BY_ID.get(str(verdict["rule"]))
+    return {
+        "rule": verdict["rule"],
+        "text": verdict["text"],
+        "source": rule.source if rule else THREADS_SOURCE,
+    }
+
+
+def _batch_verdict(batch_scaling: list[dict[str, Any]], plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The batch the sweep measured best (the smallest within BATCH_TOLERANCE of the fastest per example, as
+    the engine's batch.profiled chooses from the model) against the plan's; None where fewer than two
+    batches were measured or the job did not record the plan's batch."""
+    planned = plan.get("batch_size")
+    if len(batch_scaling) < 2 or not planned:
+        return None
+    # within the engine's bounds (batch.profiled: at most 256 and under a tenth of the data), which a
+    # doubling sweep passes: a faster batch beyond them is no batch to train with
+    cap = plan.get("batch_max")
+    largest = max(int(cap), int(planned)) if cap else None
+    per_example = {
+        int(r["batch_size"]): float(r["seconds_per_example"])
+        for r in batch_scaling
+        if largest is None or int(r["batch_size"]) <= largest
+    }
+    if len(per_example) < 2:
+        return None
+    best = smallest_near_fastest(per_example)
+    threads = batch_scaling[0]["threads"]
+    shown = ", ".join(f"{seconds * 1e6:,.4g} µs at {b}" for b, seconds in sorted(per_example.items()))
+    rule = str(plan.get("batch_rule") or "batch.start")
+    said = f"The plan said mini-batches of {planned} (rule {rule})"
+    measured = f"the sweep measured per example, on {threads_text(threads)}: {shown}"
+    if planned not in per_example:
+        agrees, text = None, f"{said}; {measured}, not {planned} itself, so it cannot judge it."
+    elif best == planned:
+        agrees = True
+        text = f"{said}; {measured}: {planned} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest."
+    else:
+        agrees = False
         text = (
-            f"Rule {THREADS_RULE} says threads = physical cores ({cores}); this sweep did not measure "
-            f"{cores} threads at batch {b}, so it cannot confirm it. "
-            f"Best measured: {threads_text(best['threads'])}, "
-            f"{best['examples_per_second']:.0f} examples/s."
+            f"{said}; {measured}: {best} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest. "
+            f"Use mini-batches of {best} for this network on this machine."
         )
-        return {
-            "rule": THREADS_RULE,
-            "physical_cores": cores,
-            "rule_threads": cores,
-            "measured_best_threads": best["threads"],
-            "agrees": None,
-            "margin": None,
-            "text": text,
-        }
-    margin = best["examples_per_second"] / rule_row["examples_per_second"] - 1.0
-    agrees = best["threads"] == cores or margin <= DISAGREE_MARGIN
-    # Every thread count measured at this batch, once each: the rule's and the best one are among them.
+    return {
+        "rule": rule,
+        "plan_batch": planned,
+        "measured_best_batch": best,
+        "agrees": agrees,
+        "text": text,
+    }
+
+
+def _plan_threads(plan: Mapping[str, Any], cores: int) -> tuple[int, str, str]:
+    """(threads, rule, how the plan chose them) from the job's plan data, else the physical cores."""
+    basis = plan.get("threads_basis")
+    if not plan.get("threads") or basis not in PLAN_THREADS:
+        return cores, THREADS_RULE, "one per physical core; this job did not record the plan's own count"
+    rule, how = PLAN_THREADS[str(basis)]
+    return int(plan["threads"]), rule, how.format(device=plan.get("device") or "this device")
+
+
+def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any]) -> dict[str, Any]:
+    best = max(at_batch, key=lambda r: r["examples_per_second"])
+    planned, rule, how = _plan_threads(plan, cores)
+    plan_row = next((r for r in at_batch if r["threads"] == planned), None)
+    b = best["batch_size"]
+    said = f"The plan said {threads_text(planned)} ({how}, rule {rule})"
+    verdict: dict[str, Any] = {
+        "rule": rule,
+        "physical_cores": cores,
+        "rule_threads": planned,
+        "threads_basis": plan.get("threads_basis") if plan.get("threads") else None,  # None: not recorded
+        "measured_best_threads": best["threads"],
+        "agrees": None,
+        "margin": None,
+    }
+    if plan_row is None:
+        verdict["text"] = (
+            f"{said}; this sweep did not measure {threads_text(planned)} at batch {b}, so it cannot judge "
+            "it. "
+            f"Best measured: {threads_text(best['threads'])}, {best['examples_per_second']:.0f} examples/s."
+        )
+        return verdict
+    margin = best["examples_per_second"] / plan_row["examples_per_second"] - 1.0
+    agrees = best["threads"] == planned or margin <= DISAGREE_MARGIN
+    # Every thread count measured at this batch, once each: the plan's and the best one are among them.
     rates = {r["threads"]: r["examples_per_second"] for r in sorted(at_batch, key=lambda r: r["threads"])}
-    measured = f"measured at batch {b}: " + ", ".join(
+    measured = f"the sweep measured {threads_text(best['threads'])} fastest at batch {b}: " + ", ".join(
         f"{threads_text(t)} {rate:.0f} examples/s" for t, rate in rates.items()
     )
     if agrees:
-        text = f"The measurement agrees with rule {THREADS_RULE} (threads = physical cores = {cores}): "
-        text += f"{measured}."
+        text = f"The measurement agrees with the plan. {said}; {measured}."
     else:
         text = (
-            f"The measurement disagrees with rule {THREADS_RULE} (threads = physical cores = {cores}, "
-            f"{THREADS_SOURCE}): {measured}, {margin:.0%} faster with {threads_text(best['threads'])}. "
-            f"Use {threads_text(best['threads'])} for this network on this machine."
+            f"The measurement disagrees with the plan. {said}; {measured}, {margin:.0%} faster with "
+            f"{threads_text(best['threads'])}. Use {threads_text(best['threads'])} for this network on this "
+            "machine."
         )
-    return {
-        "rule": THREADS_RULE,
-        "physical_cores": cores,
-        "rule_threads": cores,
-        "measured_best_threads": best["threads"],
-        "agrees": agrees,
-        "margin": margin,
-        "text": text,
-    }
+    return {**verdict, "agrees": agrees, "margin": margin, "text": text}

@@ -6,11 +6,14 @@ rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batc
 resident_for(candidate, batch_size=) -> CPU resident-set growth in bytes (simulated heap)
 estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
-follow_measurement(plan, measured_estimate) -> the plan with the thread count a calibration measured fastest
+follow_measurement(recommendation, measured_estimate) -> the recommendation with the plan's threads and
+    the first candidate's batch that a calibration measured best
+largest_batch(examples) -> the largest mini-batch the engine chooses from a device profile for a data set
 """
 
 from __future__ import annotations
 
+from advisor.engine.batching import largest_batch
 from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, storage_catalog
 from advisor.engine.errors import SpecError
 from advisor.engine.measured import estimate_for, measured_estimate
@@ -27,6 +30,7 @@ __all__ = [
     "estimate_for",
     "follow_measurement",
     "gpu_catalog",
+    "largest_batch",
     "link_catalog",
     "measured_estimate",
     "memory_for",

@@ -14,21 +14,27 @@ five products of its weights without autograd; a DBN does CD-1 on every RBM and 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.layers import _KINDS, Layer, Shape
-from advisor.engine.profile import DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
 
 _PRODUCTS = {"Linear"}
 _CONVS = {"Conv2d", "ConvTranspose2d"}
 _RECURRENT = {"LSTM", "GRU", "RNN"}
+_EMBEDDINGS = {"Embedding", "EmbeddingBag"}
 _FREE = {"Flatten", "Reshape", "LastStep"}  # views: no kernel worth counting
 _VALUE_WEIGHT = {"BatchNorm2d": 3.0, "BatchNorm1d": 3.0, "MaxPool2d": 2.0, "Dropout": 2.0}
 _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
 # profile's Linear curve is forward + backward, three products
 _CD1_SHARE = 5 / 3
+# forward + backward of a product whose input needs no gradient: the forward and the weight's gradient, two
+# of the three products the profile timed
+NO_INPUT_GRAD_SHARE = 2 / 3
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 
 
@@ -39,25 +45,36 @@ class StepCost:
     other: float  # element-wise layers, the optimiser and the step's fixed cost
 
 
-def _layer_seconds(item: Layer, shape: Shape, batch: int, rates: ThreadProfile) -> tuple[Shape, float, float]:
-    """(output shape, compute seconds, other seconds) of one layer's forward + backward for a batch."""
+def _layer_seconds(
+    item: Layer, shape: Shape, batch: int, rates: ThreadProfile, input_grad: bool = True
+) -> tuple[Shape, float, float]:
+    """(output shape, compute seconds, other seconds) of one layer's forward + backward for a batch;
+    `input_grad` False where the layer's input is data (nothing before it has parameters)."""
     kind, args = item["kind"], item["args"]
     if kind == "Residual":
-        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates)
-        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates)
+        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates, input_grad)
+        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates, input_grad)
         return out, c1 + c2, o1 + o2 + interpolate(rates["elementwise"], batch * math.prod(out))
     if kind == "Concat":
-        parts = [_network_seconds(branch, shape, batch, rates) for branch in args["branches"]]
+        parts = [_network_seconds(branch, shape, batch, rates, input_grad) for branch in args["branches"]]
         out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
         extra = interpolate(rates["elementwise"], batch * math.prod(out))
         return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
-    out, _params, flops, _kept = _KINDS[kind](args, shape)
-    values = batch * (math.prod(shape) + math.prod(out))
+    out, params, flops, _kept = _KINDS[kind](args, shape)
+    # a roofline: forward + backward move the input and output activations and the weights (read forward,
+    # read for the input's gradient, the weight's gradient written), at the element-wise curve's rate, a
+    # forward + backward too; a small batch through large weights is bound by this, not by its FLOPs
+    values = batch * (math.prod(shape) + math.prod(out)) + params
     memory = interpolate(rates["elementwise"], values)
-    if kind in _PRODUCTS or kind == "RBM":
-        return out, max(interpolate(rates["linear"], batch * flops), memory), 0.0
+    # the profile's curves time forward + backward with the input's gradient (three products of the
+    # forward's size); a first layer fed by data skips that one (two products)
+    share = 1.0 if input_grad else NO_INPUT_GRAD_SHARE
+    if kind in _PRODUCTS:
+        return out, max(share * interpolate(rates["linear"], batch * flops), memory), 0.0
+    if kind == "RBM":  # CD-1's products run without autograd: no autograd node's launch cost below the curve
+        return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
     if kind in _CONVS:
-        return out, max(interpolate(rates["conv"], batch * flops), memory), 0.0
+        return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
     if kind in _RECURRENT:
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells
@@ -68,18 +85,27 @@ def _layer_seconds(item: Layer, shape: Shape, batch: int, rates: ThreadProfile) 
         return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
     if kind in _FREE:
         return out, 0.0, 0.0
-    if kind == "Embedding":
-        return out, 0.0, interpolate(rates["elementwise"], batch * math.prod(out))
+    if kind in _EMBEDDINGS:
+        # a look-up gathers steps x dim values forward and scatters them back; its gradient is dense, so
+        # the whole table is written every step whatever the batch looked up (a bag's mean hides the
+        # steps from its output shape, not from its work)
+        looked = batch * shape[0] * int(args["embedding_dim"])
+        table = int(args["num_embeddings"]) * int(args["embedding_dim"])
+        return out, 0.0, interpolate(rates["elementwise"], looked) + interpolate(rates["elementwise"], table)
     weight = _VALUE_WEIGHT.get(kind, 1.0)
     return out, 0.0, weight * interpolate(rates["elementwise"], batch * max(math.prod(shape), math.prod(out)))
 
 
 def _network_seconds(
-    layers: list[Layer], shape: Shape, batch: int, rates: ThreadProfile
+    layers: list[Layer], shape: Shape, batch: int, rates: ThreadProfile, input_grad: bool = True
 ) -> tuple[Shape, float, float]:
+    """Forward + backward of `layers`; `input_grad` False where their input is data (no gradient wanted):
+    up to the first layer with parameters nothing needs the gradient of its input."""
     compute = other = 0.0
     for item in layers:
-        shape, c, o = _layer_seconds(item, shape, batch, rates)
+        shape, c, o = _layer_seconds(item, shape, batch, rates, input_grad)
+        if not input_grad:  # only up to the first layer with parameters (recommend() stays under 2 ms)
+            input_grad = _tensors([item]) > 0
         compute += c
         other += o
     return shape, compute, other
@@ -100,7 +126,7 @@ def _tensors(layers: list[Layer]) -> int:
             total += 3
         elif kind in _PRODUCTS | _CONVS | {"BatchNorm2d", "BatchNorm1d"}:
             total += 2
-        elif kind == "Embedding":
+        elif kind in _EMBEDDINGS:
             total += 1
     return total
 
@@ -172,15 +198,34 @@ def step_cost(
     return _PUBLISHED[key]
 
 
-def _step_cost(candidate: dict[str, Any], batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
+def _step_cost(
+    candidate: dict[str, Any],
+    batch_size: int,
+    threads: int,
+    profile: DeviceProfile,
+    *,
+    with_factor: bool = True,
+) -> StepCost:
     rates = at_threads(profile, threads)
     family = candidate["family"]
     optimizer = str(candidate["training"].get("optimizer") or "sgd")
     nets = candidate["networks"]
 
-    def fwd_bwd(network: str) -> tuple[float, float]:
-        _, c, o = _network_seconds(nets[network], _input(candidate, network), batch_size, rates)
+    def fwd_bwd(network: str, input_grad: bool = False) -> tuple[float, float]:
+        # a network's input is data (no gradient) unless another network produced it under autograd
+        _, c, o = _network_seconds(nets[network], _input(candidate, network), batch_size, rates, input_grad)
         return c, o
+
+    def input_grad_extra(network: str) -> float:
+        """What its first layer with parameters adds when the network's input needs its gradient (walking
+        that head alone: walking the whole network twice slowed recommend() by a tenth)."""
+        layers, shape = nets[network], _input(candidate, network)
+        for k, item in enumerate(layers):
+            if _tensors([item]) > 0:
+                head = layers[: k + 1]
+                with_grad = _network_seconds(head, shape, batch_size, rates, True)[1]
+                return with_grad - _network_seconds(head, shape, batch_size, rates, False)[1]
+        return 0.0
 
     def opt(*networks: str) -> float:
         params = sum(_parameters(candidate, n) for n in networks)
@@ -189,30 +234,66 @@ def _step_cost(candidate: dict[str, Any], batch_size: int, threads: int, profile
     base = rates["step_seconds"]
     if family == "gan":
         gc, go = fwd_bwd("generator")
-        dc, do = fwd_bwd("discriminator")
-        compute = gc + 3 * dc
+        dc, do = fwd_bwd("discriminator")  # on the real and the detached fake images
+        # and on the fake ones, back into the generator
+        compute = gc + 3 * dc + input_grad_extra("discriminator")
         other = go + 3 * do + opt("generator") + opt("discriminator") + 2 * base
     elif family == "vae":
         ec, eo = fwd_bwd("encoder")
-        dc, do = fwd_bwd("decoder")
+        dc, do = fwd_bwd("decoder", input_grad=True)  # from the reparameterised sample
         latent = batch_size * int(candidate["io"]["latent_size"])
         compute = ec + dc
         other = eo + do + 8 * interpolate(rates["elementwise"], latent) + opt("encoder", "decoder") + base
     elif family in ("rbm", "dbn"):
         stack = "model" if family == "rbm" else "rbm"
-        c, o = fwd_bwd(stack)
+        c, o = fwd_bwd(stack, input_grad=True)  # CD-1: products counted by _CD1_SHARE, no autograd
         compute = _CD1_SHARE * c
         other = 4 * o + opt(stack) + base
         if family == "dbn":
-            cc, co = fwd_bwd("classifier")
-            compute += c + cc
+            cc, co = fwd_bwd("classifier", input_grad=True)
+            compute += c - input_grad_extra(stack) + cc  # fine-tuning through the stack from the data
             other += o + co + opt(stack, "classifier") + base
     else:
         compute, other = fwd_bwd("model")
         other += opt("model") + base
     # what whole steps cost beyond their layers timed alone (profile.step_factor)
-    factor = rates.get("step_factor", 1.0)
+    factor = rates.get("step_factor", 1.0) if with_factor else 1.0
     return StepCost(factor * (compute + other), factor * compute, factor * other)
+
+
+def step_factor(rates: ThreadProfile) -> float:
+    """Measured / modelled seconds (without a factor) of the profile's whole steps (wholesteps.FACTOR_STEPS),
+    clamped to FACTOR_RANGE; the stored factor where the profile kept no whole-step seconds (version < 3)."""
+    measured = rates.get("whole_step_seconds")
+    if not measured:
+        return rates.get("step_factor", 1.0)
+    profile: DeviceProfile = {
+        "version": PROFILE_VERSION,
+        "kind": "",
+        "processor": "",
+        "torch": "",
+        "threads": {"1": rates},
+        "copy_bandwidth": None,
+        "allocator": "",
+        "profiled_at": "",
+        "seconds": 0.0,
+    }
+    ratios = []
+    for i in FACTOR_STEPS:
+        c = WHOLE_STEPS[i]
+        modelled = _step_cost(c, int(c["training"]["batch_size"]), 1, profile, with_factor=False)
+        ratios.append(measured[i] / modelled.seconds)
+    low, high = FACTOR_RANGE
+    return min(high, max(low, statistics.median(ratios)))
+
+
+def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
+    """The profile with each thread count's step factor derived by today's cost model from the whole-step
+    seconds it stored: a factor is the ratio to the model that set it, stale once the model changes."""
+    threads = {
+        t: ThreadProfile(**{**r, "step_factor": step_factor(r)}) for t, r in profile["threads"].items()
+    }
+    return {**profile, "threads": threads}
 
 
 def fastest_threads(candidate: dict[str, Any], *, batch_size: int, profile: DeviceProfile, cores: int) -> int:

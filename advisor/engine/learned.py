@@ -16,7 +16,6 @@ from typing import Any
 from advisor.engine.costmodel import step_cost
 from advisor.engine.profile import DeviceProfile
 
-FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "gan", "vae", "dn", "rnn", "lstm")
 CLIP = math.log(3.0)
 MIN_ROWS = 8  # fewer measurements teach nothing a profile does not already say
 MIN_NETWORKS = 3  # the cross-validated error leaves one out: it needs others to learn from
@@ -35,6 +34,10 @@ class Correction:
 
 
 def features(candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile) -> list[float]:
+    """What the regressor sees. No family: the cost model already walks each family's real step, and with
+    two networks a family, a family's indicator learned the other network's residual: leaving each network
+    out of three quiet runs, the median error was 16.6% with the indicators and 13.7% without them
+    (bench/README.md, "predict", 2026-11-23)."""
     cost = step_cost(candidate, batch_size=batch, threads=threads, profile=profile)
     work = candidate["flops_per_example"] * batch
     return [
@@ -45,8 +48,10 @@ def features(candidate: dict[str, Any], batch: int, threads: int, profile: Devic
         math.log10(work + 1),
         math.log10(candidate["parameters"] + 1),
         math.log10(candidate["activations_per_example"] * batch + 1),
-        *(1.0 if candidate["family"] == f else 0.0 for f in FAMILIES),
     ]
+
+
+FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (profiles.py)
 
 
 def rows_features(
@@ -74,6 +79,24 @@ def fit(x: list[list[float]], measured: list[float]) -> Any:
 def predict(model: Any, x: list[list[float]]) -> list[float]:
     ratios = model.predict(x)
     return [math.exp(row[0] + max(-CLIP, min(CLIP, float(r)))) for row, r in zip(x, ratios, strict=True)]
+
+
+def cross_predict(
+    x: list[list[float]], measured: list[float], groups: Sequence[object], *, max_folds: int | None = None
+) -> list[float]:
+    """Each row's corrected prediction by a correction fitted on the other groups' rows only (a group: a
+    network, to leave it out; a configuration measured in several runs, to leave all its runs out)."""
+    distinct = list(dict.fromkeys(groups))
+    folds = min(len(distinct), max_folds or len(distinct))
+    out = [0.0] * len(x)
+    for fold in range(folds):
+        left_out = set(distinct[fold::folds])
+        train = [i for i, g in enumerate(groups) if g not in left_out]
+        test = [i for i, g in enumerate(groups) if g in left_out]
+        model = fit([x[i] for i in train], [measured[i] for i in train])
+        for i, p in zip(test, predict(model, [x[i] for i in test]), strict=True):
+            out[i] = p
+    return out
 
 
 def cross_validate(

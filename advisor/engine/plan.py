@@ -6,8 +6,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from advisor.engine import catalog
-from advisor.engine.costmodel import step_cost
+from advisor.engine import batching, catalog
 from advisor.engine.dataflow import GB, GPU_USABLE, size_text
 from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
@@ -38,6 +37,7 @@ def make_plan(
     plan: dict[str, Any] = {
         "device": "cpu",
         "threads": cores,
+        "threads_basis": "cores",  # "profiled": from the device's profile; "measured": from a calibration
         "gpus": 0,
         "nodes": 1,
         "parallelism": "none",
@@ -211,26 +211,35 @@ def _mixed_precision(entry: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+THREAD_RULES = ("cpu.threads.physical", "cpu.threads.profiled")
+
+
 def profiled_threads(
-    spec: dict[str, Any], plan: dict[str, Any], first: dict[str, Any], profile: DeviceProfile, device: str
+    spec: dict[str, Any],
+    plan: dict[str, Any],
+    first: dict[str, Any],
+    profile: DeviceProfile,
+    device: str,
+    known: batching.Known | None = None,
 ) -> None:
-    """Threads from the device's profile: the count the cost model predicts fastest for the first candidate,
-    which for a small network is fewer than the cores (thread hand-offs cost more than they share)."""
+    """Threads from the device's profile (rule cpu.threads.profiled): the count the cost model predicts
+    fastest for the first candidate, which for a small network is fewer than the cores (thread hand-offs cost
+    more than they share)."""
     cores = int(spec["hardware"]["cpu_cores"])
     batch = int(first["training"]["batch_size"])
     times = {
-        t: step_cost(first, batch_size=batch, threads=t, profile=profile).seconds
+        t: batching.step_seconds(first, batch, t, profile, known)
         for t in thread_counts(profile)
         if t <= cores
     }
     if not times:
         return
     best = min(times, key=times.__getitem__)
-    plan["threads"] = best
+    plan.update(threads=best, threads_basis="profiled")
     shown = ", ".join(f"{seconds * 1e3:,.3g} ms at {t}" for t, seconds in sorted(times.items()))
     text = (
         f"Train with {best} thread{'s' if best > 1 else ''}: the profile of {device} predicts {shown} per "
-        "step"
+        f"step at batch {batch}"
         + (
             f" (fewer threads than your {cores} cores: this network is too small to share)."
             if best < cores
@@ -238,22 +247,36 @@ def profiled_threads(
         )
     )
     plan["reasons"] = [
-        reason("cpu.threads.physical", text) if r["rule"] == "cpu.threads.physical" else r
-        for r in plan["reasons"]
+        reason("cpu.threads.profiled", text) if r["rule"] in THREAD_RULES else r for r in plan["reasons"]
     ]
 
 
-def follow_measurement(plan: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
-    """The plan after a calibration of the first candidate: where the thread count it measured fastest is not
-    the plan's, the plan takes the measured one and says why (a measurement outranks any model)."""
+def follow_measurement(payload: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The recommendation after a calibration of its first candidate (rule plan.measured: a measurement
+    outranks any model): where the thread count it measured fastest is not the plan's, the plan takes it;
+    where the batch it measured best per example (`measured_at.best_batch`, batching.smallest_near_fastest)
+    is not the first candidate's, the candidate takes it; each says why."""
+    plan = payload["hardware_plan"]
+    followed = dict(payload)
+    first = batching.follow_batch(
+        payload["candidates"][0], measured, device="cpu" if plan.get("device") == "cpu" else "cuda"
+    )
+    if first is not None:
+        followed["candidates"] = [first, *payload["candidates"][1:]]
     at = measured.get("measured_at") or {}
     threads = at.get("threads")
     if plan.get("device") != "cpu" or not threads or threads == plan.get("threads"):
-        return plan
+        return followed
     job = measured.get("calibration")
     text = (
         f"Train with {threads} thread{'s' if threads > 1 else ''}: calibration #{job} measured that fastest "
         f"at batch {at.get('batch_size')}, where the plan had said {plan['threads']}."
     )
-    reasons = [r for r in plan["reasons"] if r["rule"] != "cpu.threads.physical"]
-    return {**plan, "threads": threads, "reasons": [*reasons, reason("cpu.threads.physical", text)]}
+    reasons = [r for r in plan["reasons"] if r["rule"] not in THREAD_RULES]
+    followed["hardware_plan"] = {
+        **plan,
+        "threads": threads,
+        "threads_basis": "measured",
+        "reasons": [*reasons, reason("plan.measured", text)],
+    }
+    return followed

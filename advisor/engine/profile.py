@@ -14,7 +14,9 @@ import math
 from typing import NotRequired, TypedDict
 
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
-PROFILE_VERSION = 2
+# 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
+# their input's gradient, weights in a product's memory time and embeddings' dense gradients
+PROFILE_VERSION = 3
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2
@@ -38,9 +40,13 @@ class ThreadProfile(TypedDict):
     # its batch, runs the loss and the optimiser over every tensor and finds no weights in cache, which
     # isolated layers timed in a loop do not show (absent in older profiles: 1)
     step_factor: NotRequired[float]
+    # measured seconds of each of wholesteps.WHOLE_STEPS, from which the factor is derived (version >= 3)
+    whole_step_seconds: NotRequired[list[float]]
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state
     # kept for backward; absent in older profiles: 0, a constant per-step cost)
     sequence_exponent: NotRequired[float]
+    # per-step seconds of that LSTM at 8 and at 128 steps (version >= 3; kept for analysis, not read yet)
+    sequence_step_seconds: NotRequired[list[float]]
 
 
 class DeviceProfile(TypedDict):
@@ -55,15 +61,22 @@ class DeviceProfile(TypedDict):
     seconds: float  # how long profiling took
 
 
-def interpolate(curve: list[list[float]], work: float) -> float:
+def interpolate(curve: list[list[float]], work: float, *, launch: bool = True) -> float:
     """Seconds for `work` on a measured curve: log-log between the points; beyond the largest point at the
-    largest point's rate; below the smallest in proportion, down to BELOW_SMALLEST of it."""
+    largest point's rate; below the smallest in proportion, down to the launch cost the curve shows
+    (`launch` False: down to BELOW_SMALLEST of the smallest point, for kernels called without autograd)."""
     if work <= 0 or not curve:
         return 0.0
     xs = [p[0] for p in curve]
     if work <= xs[0]:
-        # smaller work in proportion, down to the dispatch cost the smallest point contains
-        return curve[0][1] * max(work / xs[0], BELOW_SMALLEST)
+        # smaller work in proportion, down to the fixed cost of launching the kernels: where seconds grow
+        # with the work between the two smallest points, the line through them at no work (a product of
+        # 16 x 16 and one of 256 x 128 differ by 30 us here, both above 60 us: the launch is the cost)
+        floor = curve[0][1] * BELOW_SMALLEST
+        if launch and len(curve) > 1 and curve[1][1] > curve[0][1]:
+            slope = (curve[1][1] - curve[0][1]) / (xs[1] - xs[0])
+            floor = max(floor, curve[0][1] - slope * xs[0])
+        return max(curve[0][1] * work / xs[0], floor)
     if work >= xs[-1]:
         x1, y1 = curve[-1]
         return y1 * work / x1

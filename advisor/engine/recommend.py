@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine import catalog, choice, plausibility
+from advisor.engine.batching import Known, profiled_batch
 from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
 from advisor.engine.costmodel import step_cost
@@ -59,8 +60,8 @@ def recommend(
             "seconds_to_train"
         ],
     )
-    if profile is not None and profile["kind"] == "cpu" and plan["device"] == "cpu":
-        profiled_threads(clean, plan, first, profile, device or profile["processor"])
+    if profile is not None and _uses(profile, plan) and plan["parallelism"] == "none":
+        _profiled_set_up(clean, plan, first, profile, device or profile["processor"])
     training_per_gpu = first["memory_bytes"]["total"] // max(
         1, plan["gpus"] if plan["parallelism"] == "model" else 1
     )
@@ -94,6 +95,27 @@ def recommend(
         # kept so that an estimate at another batch (measured.estimate_for) uses the same device's rates
         result["device_profile"] = {"device": device, **dict(profile)}
     return result
+
+
+def _profiled_set_up(
+    spec: dict[str, Any], plan: dict[str, Any], first: dict[str, Any], profile: DeviceProfile, device: str
+) -> None:
+    """Threads and the first candidate's batch from the device's profile (issue 15: chosen per network from
+    the time model): threads at the rule's start batch, the batch at those threads, then the threads again
+    at the chosen batch (a few step costs rather than every batch at every thread count: recommend() stays
+    under 2 ms)."""
+    on_cpu = plan["device"] == "cpu"
+    known: Known = {}
+    if on_cpu:
+        profiled_threads(spec, plan, first, profile, device, known)
+    if not any(r["rule"] == "batch.start" for r in first["reasons"]):  # the GPU's memory cut it: keep that
+        return
+    limit = RAM_USABLE * spec["hardware"]["ram_gb"] * GB if on_cpu else gpu_memory_bytes(spec) * GPU_USABLE
+    start = first["training"]["batch_size"]
+    threads = int(plan["threads"]) if on_cpu else 1
+    profiled_batch(spec, plan, first, profile, device, memory_limit=limit, threads=threads, known=known)
+    if on_cpu and first["training"]["batch_size"] != start:
+        profiled_threads(spec, plan, first, profile, device, known)
 
 
 def _uses(profile: DeviceProfile | None, plan: dict[str, Any]) -> bool:

@@ -222,10 +222,27 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
+# what a pre-measurement figure is called where a page sets it beside a measurement: by its basis, since a
+# profiled or predicted figure is no longer the catalog's "analytic" one ("analytic": stored before profiles)
+ESTIMATE_NAMES = {
+    "catalog": "catalog estimate",
+    "analytic": "catalog estimate",
+    "profiled": "profiled estimate",
+    "predicted": "predicted estimate",
+}
+
+
+def estimate_name(estimate: dict[str, Any] | None) -> str:
+    """The figure named by its basis: "profiled estimate" and the like."""
+    return ESTIMATE_NAMES.get(str((estimate or {}).get("basis", "catalog")), "estimate")
+
+
 def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Times with their basis; when measured, how far the analytic estimate was."""
+    """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
+    basis: catalog, profiled or predicted) was, named by that basis."""
     view = {
         "basis": estimate.get("basis", "analytic"),
+        "name": estimate_name(estimate),
         "per_batch": duration(estimate.get("seconds_per_batch")),
         "per_epoch": duration(estimate.get("seconds_per_epoch")),
         "to_train": duration(estimate.get("seconds_to_train")),
@@ -235,10 +252,17 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "error": estimate.get("expected_error"),
         "device": estimate.get("device"),
         "analytic_to_train": None,
+        "prior": None,  # the estimate before the measurement: its basis, device, band and name
         "ratio": None,
     }
     if view["basis"] == "measured" and analytic and analytic.get("seconds_to_train"):
         view["analytic_to_train"] = duration(analytic["seconds_to_train"])
+        view["prior"] = {
+            "basis": analytic.get("basis", "analytic"),
+            "device": analytic.get("device"),
+            "error": analytic.get("expected_error"),
+            "name": estimate_name(analytic),
+        }
         measured = estimate.get("seconds_to_train") or 0
         view["ratio"] = measured / analytic["seconds_to_train"]
     return view
@@ -260,7 +284,8 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
 
 
 def analytic_for(result: dict[str, Any], index: int, shown: dict[str, Any]) -> dict[str, Any] | None:
-    """The rules' estimate to set beside a shown one: at the measured batch size when it was measured."""
+    """The estimate before any measurement (catalog, profiled or predicted) to set beside a shown one: at the
+    measured batch size when it was measured."""
     originals = result.get("candidates", [])
     original = originals[index].get("estimate") if index < len(originals) else None
     batch = (shown.get("measured_at") or {}).get("batch_size")
@@ -273,7 +298,7 @@ def analytic_for(result: dict[str, Any], index: int, shown: dict[str, Any]) -> d
 
 
 def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """The payload (measured estimates merged) beside the stored analytic answer."""
+    """The payload (measured estimates merged) beside the stored pre-measurement answer."""
     candidates = [
         candidate_view(i, c, analytic_for(result, i, c.get("estimate", {})))
         for i, c in enumerate(payload.get("candidates", []))

@@ -47,6 +47,8 @@ def test_it_sweeps_batches_and_threads_in_a_child_and_relays_each_result() -> No
     assert [(e["batch_size"], e["threads"]) for e in results] == [(8, 1), (8, 2), (16, 1), (16, 2)]
     assert all(e["pid"] != os.getpid() and e["allocator"] == "default" for e in results)
     assert all(e["result"]["status"] == "ok" and e["result"]["threads"] == e["threads"] for e in results)
+    # each configuration also times gathering a shuffled batch, the part of a real epoch's step it skips
+    assert all(e["result"]["gather_seconds_per_batch"] > 0 for e in results)
     progress = rec.of("progress")
     assert progress[0]["done"] == 0 and progress[-1]["done"] == progress[-1]["total"] == 4
     assert "batch 8, 1 thread: timing" in [p["step"] for p in progress]
@@ -178,7 +180,14 @@ def test_it_measures_with_jemalloc_preloaded_in_the_child() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("allocator", "fast"), ("time_limit_s", 0), ("batch_sizes", [0]), ("threads", [-1]), ("device", "tpu")],
+    [
+        ("allocator", "fast"),
+        ("time_limit_s", 0),
+        ("batch_sizes", [0]),
+        ("threads", [-1]),
+        ("device", "tpu"),
+        ("examples", 0),
+    ],
 )
 def test_it_rejects_a_bad_plan_naming_the_field(field: str, value: Any) -> None:
     with pytest.raises(PlanError) as info:

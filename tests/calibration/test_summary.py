@@ -41,10 +41,12 @@ def test_it_names_the_fastest_configuration_per_example_and_the_scalings() -> No
     assert [(r["threads"], round(r["speedup"], 2)) for r in s["thread_scaling"]] == [(1, 1.0), (2, 1.8)]
     assert [r["batch_size"] for r in s["batch_scaling"]] == [64, 128]
     assert s["threads_rule"]["agrees"] is True
-    assert "agrees with rule cpu.threads.physical" in s["threads_rule"]["text"]
+    assert "agrees with the plan" in s["threads_rule"]["text"]
+    # no plan recorded with the rows: judged against the physical cores, saying so
+    assert "did not record the plan's own count, rule cpu.threads.physical" in s["threads_rule"]["text"]
     # Each thread count once, the one it compares with included (not "2 threads ..., 2 threads ...").
     assert (
-        "measured at batch 128: 1 thread 711 examples/s, 2 threads 1280 examples/s."
+        "fastest at batch 128: 1 thread 711 examples/s, 2 threads 1280 examples/s."
         in s["threads_rule"]["text"]
     )
 
@@ -55,9 +57,79 @@ def test_it_says_when_the_measurement_disagrees_with_threads_equal_physical_core
     rule = s["threads_rule"]
     assert (rule["agrees"], rule["measured_best_threads"], rule["rule_threads"]) == (False, 1, 2)
     assert rule["margin"] == pytest.approx(0.4)
-    assert "disagrees with rule cpu.threads.physical" in rule["text"]
+    assert "disagrees with the plan" in rule["text"] and "rule cpu.threads.physical" in rule["text"]
     assert "1280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
     assert s["reasons"][0]["rule"] == "cpu.threads.physical"
+
+
+PROFILED = {"threads": 1, "threads_basis": "profiled", "device": "vm-cpu0", "batch_size": 64}
+CORES = {"threads": 2, "threads_basis": "cores", "batch_size": 64, "batch_rule": "batch.start"}
+MEASURED = {"threads": 2, "threads_basis": "measured", "batch_size": 64, "batch_rule": "plan.measured"}
+
+
+# (plan, rows at batch 64, threads rule, agrees, words in the text)
+THREAD_FINDINGS = [
+    (
+        PROFILED,
+        [(1, 0.050), (2, 0.070)],
+        "cpu.threads.profiled",
+        True,
+        "said 1 thread (from the profile of vm-cpu0",
+    ),
+    (PROFILED, [(1, 0.070), (2, 0.050)], "cpu.threads.profiled", False, "40% faster with 2 threads"),
+    (
+        CORES,
+        [(1, 0.050), (2, 0.070)],
+        "cpu.threads.physical",
+        False,
+        "said 2 threads (one per physical core,",
+    ),
+    (
+        MEASURED,
+        [(1, 0.070), (2, 0.050)],
+        "plan.measured",
+        True,
+        "(from an earlier calibration, rule plan.measured)",
+    ),
+    ({**PROFILED, "threads": 2}, [(1, 0.050)], "cpu.threads.profiled", None, "cannot judge it"),
+    ({"batch_size": 64}, [(1, 0.050), (2, 0.070)], "cpu.threads.physical", False, "did not record"),
+]
+
+
+@pytest.mark.parametrize(("plan", "rows", "rule", "agrees", "words"), THREAD_FINDINGS)
+def test_it_judges_the_threads_against_the_plan(
+    plan: dict[str, Any], rows: list[tuple[int, float]], rule: str, agrees: bool | None, words: str
+) -> None:
+    s = sweep_summary([row(64, t, seconds) for t, seconds in rows], physical_cores=2, plan=plan)
+    verdict = s["threads_rule"]
+    assert (verdict["rule"], verdict["agrees"]) == (rule, agrees)
+    assert words in verdict["text"] and s["reasons"][0]["rule"] == rule
+    assert verdict["rule_threads"] == plan.get("threads", 2)
+
+
+# (plan, seconds per batch at batches 64, 128, 256, batch rule, agrees, best batch)
+BATCH_FINDINGS = [
+    (CORES, (0.064, 0.100, 0.200), "batch.start", False, 128),  # 0.78 ms/example at 128 against 1.0
+    (CORES, (0.064, 0.124, 0.240), "batch.start", True, 64),  # all within 10% per example
+    (MEASURED, (0.064, 0.100, 0.150), "plan.measured", False, 256),
+    ({**CORES, "batch_max": 128}, (0.064, 0.100, 0.150), "batch.start", False, 128),  # 256 is past the cap
+    ({**CORES, "batch_size": 32}, (0.064, 0.124, 0.240), "batch.start", None, 64),  # 32 was not measured
+    ({**CORES, "batch_size": None}, (0.064, 0.124, 0.240), None, None, None),  # no plan batch: no finding
+]
+
+
+@pytest.mark.parametrize(("plan", "seconds", "rule", "agrees", "best"), BATCH_FINDINGS)
+def test_it_judges_the_batch_against_the_plan(
+    plan: dict[str, Any], seconds: tuple[float, ...], rule: str | None, agrees: bool | None, best: int | None
+) -> None:
+    rows = [row(b, 1, t) for b, t in zip((64, 128, 256), seconds, strict=True)]
+    finding = sweep_summary(rows, physical_cores=1, plan=plan)["batch_rule"]
+    if rule is None:
+        assert finding is None
+        return
+    assert (finding["rule"], finding["agrees"], finding["measured_best_batch"]) == (rule, agrees, best)
+    assert f"The plan said mini-batches of {plan['batch_size']} (rule {rule})" in finding["text"]
+    assert ("Use mini-batches of" in finding["text"]) == (agrees is False)
 
 
 def test_it_treats_a_difference_within_noise_as_agreement() -> None:

@@ -8,9 +8,16 @@ from typing import Any
 import pytest
 
 from advisor.engine import estimate_for, measured_estimate, recommend
-from advisor.engine.costmodel import fastest_threads, step_cost
+from advisor.engine.costmodel import (
+    NO_INPUT_GRAD_SHARE,
+    fastest_threads,
+    step_cost,
+    step_factor,
+    with_current_factor,
+)
 from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
 from advisor.engine.profile import at_threads, interpolate, is_current
+from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
 from tests.engine.profiles import synthetic_profile
 from tests.engine.specs import CPU, GPU, spec
 
@@ -35,17 +42,25 @@ def _families() -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("curve", "work", "expected"),
+    ("curve", "work", "launch", "expected"),
     [
-        ([[10.0, 1.0], [1000.0, 10.0]], 100.0, 10**0.5),  # log-log between points
-        ([[10.0, 1.0], [1000.0, 10.0]], 5.0, 0.5),  # below the smallest: in proportion
-        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, 0.2),  # down to BELOW_SMALLEST of the smallest's time
-        ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, 40.0),  # beyond the largest: its rate
-        ([[10.0, 1.0]], 0.0, 0.0),
+        ([[10.0, 1.0], [1000.0, 10.0]], 100.0, True, 10**0.5),  # log-log between points
+        ([[10.0, 1.0], [1000.0, 10.0]], 5.0, False, 0.5),  # below the smallest: in proportion
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, False, 0.2),  # down to BELOW_SMALLEST of the smallest's time
+        # with launch costs: down to the line through the two smallest points at no work, 1 - 10 * 9 / 990
+        ([[10.0, 1.0], [1000.0, 10.0]], 1.0, True, 1.0 - 10 * 9 / 990),
+        ([[10.0, 1.0], [1000.0, 10.0]], 9.99, True, 0.999),  # in proportion where that is more
+        ([[10.0, 1.0], [20.0, 1.05]], 1.0, True, 0.95),  # a flat curve: nearly all launch
+        ([[10.0, 2.0], [1000.0, 1.0]], 1.0, True, 0.4),  # a curve that falls: BELOW_SMALLEST again
+        ([[10.0, 1.0], [1000.0, 10.0]], 4000.0, True, 40.0),  # beyond the largest: its rate
+        ([[10.0, 1.0]], 0.0, True, 0.0),
+        ([[10.0, 1.0]], 1.0, True, 0.2),  # one point: no line to draw
     ],
 )
-def test_it_reads_times_off_a_measured_curve(curve: list[list[float]], work: float, expected: float) -> None:
-    assert interpolate(curve, work) == pytest.approx(expected)
+def test_it_reads_times_off_a_measured_curve(
+    curve: list[list[float]], work: float, launch: bool, expected: float
+) -> None:
+    assert interpolate(curve, work, launch=launch) == pytest.approx(expected)
 
 
 def test_every_family_costs_more_at_a_larger_batch() -> None:
@@ -83,8 +98,8 @@ def test_it_picks_one_thread_for_a_small_network_and_all_cores_for_a_large_one()
         device="vm-cpu0",
     )
     plan = with_profile["hardware_plan"]
-    assert plan["threads"] == 1
-    text = next(r["text"] for r in plan["reasons"] if r["rule"] == "cpu.threads.physical")
+    assert (plan["threads"], plan["threads_basis"]) == (1, "profiled")
+    text = next(r["text"] for r in plan["reasons"] if r["rule"] == "cpu.threads.profiled")
     assert "profile of vm-cpu0" in text and "1 thread" in text
 
 
@@ -173,3 +188,111 @@ def test_a_profiles_step_factor_scales_the_whole_step(factor: float) -> None:
     scaled = step_cost(cnn, batch_size=64, threads=1, profile=profile)
     assert scaled.seconds == pytest.approx(factor * plain.seconds)
     assert scaled.compute == pytest.approx(factor * plain.compute)
+
+
+def _ffn(layers: list[dict[str, Any]], input_shape: list[int]) -> dict[str, Any]:
+    return {
+        "family": "ffn",
+        "networks": {"model": layers},
+        "io": {"input_shape": input_shape},
+        "training": {},
+    }
+
+
+def _conv(ci: int, co: int) -> dict[str, Any]:
+    return {"kind": "Conv2d", "args": {"in_channels": ci, "out_channels": co, "kernel_size": 3, "padding": 1}}
+
+
+@pytest.mark.parametrize(
+    ("first", "input_shape", "curve", "work"),
+    [
+        (
+            {"kind": "Linear", "args": {"in_features": 512, "out_features": 512}},
+            [512],
+            "linear",
+            2 * 512 * 512,
+        ),
+        (_conv(3, 32), [3, 16, 16], "conv", 2 * 32 * 16 * 16 * 3 * 9),
+    ],
+)
+def test_a_first_layer_fed_by_data_skips_its_inputs_gradient(
+    first: dict[str, Any], input_shape: list[int], curve: str, work: int
+) -> None:
+    """Forward and the weight's gradient: two of the three products the profile timed; behind an Embedding
+    (a layer with parameters) the same layer needs its input's gradient again."""
+    rates = PROFILE["threads"]["1"]
+    alone = step_cost(_ffn([first], input_shape), batch_size=64, threads=1, profile=PROFILE).compute
+    assert alone == pytest.approx(NO_INPUT_GRAD_SHARE * interpolate(rates[curve], 64 * work))  # type: ignore[literal-required]
+    behind_a_flatten = _ffn([{"kind": "Flatten", "args": {}}, first], input_shape)
+    if first["kind"] == "Linear":  # a view in front changes nothing: its input is still data
+        assert step_cost(
+            behind_a_flatten, batch_size=64, threads=1, profile=PROFILE
+        ).compute == pytest.approx(alone)
+    second = _ffn([first, first] if first["kind"] == "Linear" else [first, _conv(32, 32)], input_shape)
+    both = step_cost(second, batch_size=64, threads=1, profile=PROFILE).compute
+    assert both > alone + 0.99 * interpolate(rates[curve], 64 * work)  # type: ignore[literal-required]
+
+
+def _embedding(kind: str, table: int, dim: int) -> dict[str, Any]:
+    return {"kind": kind, "args": {"num_embeddings": table, "embedding_dim": dim}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "table", "dim", "steps", "batch"),
+    [
+        ("Embedding", 1000, 64, 32, 16),
+        ("EmbeddingBag", 1000, 64, 32, 16),
+        ("EmbeddingBag", 100_000, 64, 32, 16),  # a large table: its dense gradient dominates
+        ("EmbeddingBag", 1000, 64, 32, 256),
+    ],
+)
+def test_an_embedding_moves_the_looked_up_values_and_writes_the_whole_tables_gradient(
+    kind: str, table: int, dim: int, steps: int, batch: int
+) -> None:
+    rates = PROFILE["threads"]["1"]
+    bare = step_cost(_ffn([], [steps]), batch_size=batch, threads=1, profile=PROFILE)
+    looked_up = step_cost(
+        _ffn([_embedding(kind, table, dim)], [steps]), batch_size=batch, threads=1, profile=PROFILE
+    )
+    walk = interpolate(rates["elementwise"], batch * steps * dim) + interpolate(
+        rates["elementwise"], table * dim
+    )
+    optimiser = looked_up.other - bare.other - walk  # the table is a parameter tensor the optimiser steps
+    assert looked_up.compute == 0.0
+    assert 0 < optimiser <= interpolate(rates["optimizer"]["sgd"], table * dim) + 1e-12
+
+
+@pytest.mark.parametrize(("batch", "bound"), [(1, "memory"), (4096, "compute")])
+def test_a_product_is_bound_by_moving_its_weights_at_a_small_batch_and_by_its_flops_at_a_large_one(
+    batch: int, bound: str
+) -> None:
+    """Roofline per product: the larger of its FLOPs' time and moving activations and weights."""
+    rates = PROFILE["threads"]["1"]
+    wide = {"kind": "Linear", "args": {"in_features": 4096, "out_features": 4096}}
+    # the first product is fed by data (two thirds of the profiled products), the second is not
+    network = _ffn([{"kind": "ReLU", "args": {}}, wide, wide], [4096])
+    flops = interpolate(rates["linear"], batch * 2 * 4096 * 4096)
+    memory = interpolate(rates["elementwise"], batch * 2 * 4096 + 4096 * 4096 + 4096)
+    expected = max(NO_INPUT_GRAD_SHARE * flops, memory) + max(flops, memory)
+    assert step_cost(network, batch_size=batch, threads=1, profile=PROFILE).compute == pytest.approx(expected)
+    assert (memory > flops) == (bound == "memory")
+
+
+@pytest.mark.parametrize("ratio", [0.7, 1.0, 1.6, 5.0])
+def test_the_step_factor_is_derived_from_the_stored_whole_steps_by_todays_model(ratio: float) -> None:
+    profile = copy.deepcopy(PROFILE)
+    rates = profile["threads"]["1"]
+    modelled = [
+        step_cost(c, batch_size=c["training"]["batch_size"], threads=1, profile=PROFILE).seconds
+        for c in WHOLE_STEPS
+    ]
+    rates["whole_step_seconds"] = [ratio * m for m in modelled]
+    rates["step_factor"] = 99.0  # set by an older model: replaced
+    low, high = FACTOR_RANGE
+    assert step_factor(rates) == pytest.approx(min(high, max(low, ratio)))
+    assert with_current_factor(profile)["threads"]["1"]["step_factor"] == pytest.approx(
+        min(high, max(low, ratio))
+    )
+    older = copy.deepcopy(PROFILE)
+    older["threads"]["1"]["step_factor"] = 1.3  # a version-2 profile: no whole steps, its factor is kept
+    assert with_current_factor(older)["threads"]["1"]["step_factor"] == 1.3

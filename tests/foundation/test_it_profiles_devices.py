@@ -4,6 +4,7 @@ processor changed; the advise command's --device; estimates say their basis and 
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,9 @@ from django.core.management.base import CommandError
 
 from advisor import engine, profiles, services, tasks, workers
 from advisor.calibration.devices import cpu_model_name
-from advisor.engine.costmodel import step_cost
+from advisor.engine.costmodel import step_cost, with_current_factor
+from advisor.engine.learned import FEATURES
+from advisor.engine.wholesteps import WHOLE_STEPS
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 from tests.conftest import advise_command
 from tests.engine.profiles import synthetic_profile
@@ -50,6 +53,12 @@ def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_curre
     assert rates["step_seconds"] > 0 and rates["optimizer"]["adam"][-1][1] > 0
     # whole harness steps against the layer-by-layer model, and the recurrent growth: measured, within bounds
     assert 0.5 <= rates["step_factor"] <= 3.0 and 0.0 <= rates["sequence_exponent"] <= 1.5
+    # the whole steps' seconds are kept, and today's model derives the stored factor from them again
+    assert len(rates["whole_step_seconds"]) == len(WHOLE_STEPS) and min(rates["whole_step_seconds"]) > 0
+    assert len(rates["sequence_step_seconds"]) == 2 and min(rates["sequence_step_seconds"]) > 0
+    assert with_current_factor(stale.profile)["threads"]["1"]["step_factor"] == pytest.approx(
+        rates["step_factor"]
+    )
     assert fresh.profile == current  # not measured again: still the stored synthetic one
 
 
@@ -146,3 +155,26 @@ def test_a_finished_calibration_refits_the_devices_time_model(
     assert 1.3 < ratio < 1.7  # learned the 1.5x the measurements showed
     assert profiled["candidates"][0]["estimate"]["basis"] == "catalog"
     assert tasks.refit_time_model(device.pk) == 2  # each refit is a new version
+
+
+def test_a_time_model_fitted_on_another_feature_set_is_not_used(tabular_spec: dict[str, Any]) -> None:
+    """A correction stored before the features changed (it had 17) would fail on today's rows: the profile
+    alone times the spec until the next finished calibration refits it."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    device = _device("stale-model", dict(synthetic_profile()))
+    old = GradientBoostingRegressor(n_estimators=5).fit(
+        [[float(i)] * (FEATURES + 10) for i in range(8)], [0.1] * 8
+    )
+    TimeModel.objects.create(
+        device=device,
+        version=1,
+        rows=8,
+        networks=3,
+        expected_error=0.1,
+        median_error=0.05,
+        fitted=pickle.dumps(old),
+    )
+    assert profiles.correction_for(device) is None
+    estimate = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
+    assert estimate["basis"] == "profiled"

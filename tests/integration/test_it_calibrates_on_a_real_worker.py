@@ -61,9 +61,13 @@ def test_it_recommends_calibrates_and_reports_measured_time(
     shown = api.get(f"/api/v1/recommendations/{rec.json()['id']}/").json()
     first = shown["candidates"][0]["estimate"]
     assert first["basis"] == "measured"
-    # the figure that predicts a real epoch: the mean step, stalls included (bench epoch)
-    assert first["measured_at"]["step"] == "mean"
-    assert first["seconds_per_batch"] == pytest.approx(row["mean_seconds_per_batch"])
+    # the figure that predicts a real epoch: the mean step, stalls included, plus gathering each shuffled
+    # batch from the data set (bench epoch)
+    assert first["measured_at"]["step"] == "mean + gathering"
+    assert row["gather_seconds_per_batch"] > 0
+    assert first["seconds_per_batch"] == pytest.approx(
+        row["mean_seconds_per_batch"] + row["gather_seconds_per_batch"]
+    )
 
 
 def _running_job(

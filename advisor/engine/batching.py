@@ -1,0 +1,159 @@
+"""The mini-batch from the time model (rule batch.profiled) and the choice a measurement makes instead.
+
+Larger batches cost less per example until the device is busy; past that point they only cost
+generalisation (Keskar et al. 2017, "On large-batch training for deep learning": large batches converge to
+sharp minima that generalise worse; Masters & Luschi 2018, "Revisiting small batch training": the best
+results came with batches of 2 to 32). So the batch is the smallest power of two whose seconds per example
+are within BATCH_TOLERANCE of the fastest, between the rules' bounds, never beyond the data set or the
+memory. The same choice reads a calibration's measured seconds per example (`smallest_near_fastest`), so
+the model's and the measurement's batches are judged alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.engine.candidate import rebatch
+from advisor.engine.costmodel import step_cost
+from advisor.engine.memory import memory_for
+from advisor.engine.profile import DeviceProfile
+from advisor.engine.rules import reason
+
+# the smallest of batch.start's sizes (S used 16 for AlexNet and ResNet-50), inside Masters & Luschi's 2-32
+BATCH_MIN = 16
+BATCH_MAX = 256  # Keskar et al.'s "small batch" (and twice batch.start's largest, 128 for LSTMs)
+# Keskar et al.'s "large batch" was 10% of the training data: stay below it, so an epoch keeps 10+ steps
+LARGE_BATCH_SHARE = 0.10
+BATCH_TOLERANCE = 0.10  # within 10% of the fastest per example counts as "as fast"
+CITATION = "Keskar et al. 2017; Masters & Luschi 2018"
+
+
+def smallest_near_fastest(per_example: Mapping[int, float], tolerance: float = BATCH_TOLERANCE) -> int:
+    """The smallest batch whose seconds per example are within `tolerance` of the fastest one's."""
+    best = min(per_example.values())
+    return min(b for b, seconds in per_example.items() if seconds <= best * (1.0 + tolerance))
+
+
+Known = dict[tuple[int, int], float]  # (batch, threads) -> seconds per step, for one candidate and profile
+
+
+def step_seconds(
+    candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile, known: Known | None = None
+) -> float:
+    """step_cost's seconds, remembered in `known` (one recommend() asks for some figures twice)."""
+    if known is None:
+        return step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+    if (batch, threads) not in known:
+        known[batch, threads] = step_cost(
+            candidate, batch_size=batch, threads=threads, profile=profile
+        ).seconds
+    return known[batch, threads]
+
+
+def per_example_text(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            return f"{seconds / scale:,.3g} {unit}"
+    return f"{seconds * 1e6:,.3g} µs"
+
+
+def largest_batch(examples: int) -> int:
+    """The largest batch batch.profiled considers for a data set of `examples`."""
+    return min(BATCH_MAX, int(examples * LARGE_BATCH_SHARE))
+
+
+def powers_of_two(lowest: int, highest: int) -> list[int]:
+    sizes, b = [], 1
+    while b <= highest:
+        if b >= lowest:
+            sizes.append(b)
+        b *= 2
+    return sizes
+
+
+def profiled_batch(
+    spec: dict[str, Any],
+    plan: dict[str, Any],
+    candidate: dict[str, Any],
+    profile: DeviceProfile,
+    device: str,
+    *,
+    memory_limit: float,
+    threads: int = 1,
+    known: Known | None = None,
+) -> None:
+    """Set the candidate's batch from the profile's predicted seconds per example at `threads`, among the
+    powers of two from BATCH_MIN to BATCH_MAX that the data set and `memory_limit` (bytes) allow; replace its
+    batch.start reason with one that shows the figures."""
+    examples = int(spec["data"]["examples"])
+    on_cpu = plan["device"] == "cpu"
+    kind = "cpu" if on_cpu else "cuda"
+    sizes = powers_of_two(BATCH_MIN, largest_batch(examples))
+    if len(sizes) < 2:  # nothing to choose between: the rule's start stands
+        return
+    per_example = {b: step_seconds(candidate, b, threads, profile, known) / b for b in sizes}
+    # memory grows with the batch: only the chosen one (and, where it does not fit, the next smaller) is
+    # replayed, which keeps recommend() fast
+    fits = dict(per_example)
+    chosen = wanted = smallest_near_fastest(fits)
+    memory = memory_for(candidate, batch_size=chosen, device=kind)
+    while memory["total"] > memory_limit:
+        fits = {b: t for b, t in fits.items() if b < chosen}
+        if not fits:
+            return
+        chosen = smallest_near_fastest(fits)
+        memory = memory_for(candidate, batch_size=chosen, device=kind)
+    fastest = min(fits, key=fits.__getitem__)
+    candidate["training"]["batch_size"] = chosen
+    candidate["memory_bytes"] = memory
+    shown = ", ".join(f"{per_example_text(per_example[b])} at {b}" for b in sizes)
+    text = (
+        f"Train with mini-batches of {chosen}: the profile of {device} predicts {shown} per example"
+        + (f" on {threads} thread{'s' if threads > 1 else ''}; " if on_cpu else "; ")
+        + (
+            f"{chosen} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest ({fastest}), and smaller "
+            f"batches generalise better ({CITATION})."
+            if chosen != fastest
+            else f"{chosen} is the fastest per example."
+        )
+        + (
+            f" A batch of {wanted} would not fit the {memory_limit / 2**30:,.3g} GiB of usable memory."
+            if chosen != wanted
+            else ""
+        )
+        + (
+            f" Your {examples:,} examples cap it at {sizes[-1]} (below a tenth of the data, Keskar et al.'s "
+            "large batch)."
+            if examples * LARGE_BATCH_SHARE < BATCH_MAX
+            else ""
+        )
+    )
+    candidate["reasons"] = [r for r in candidate["reasons"] if r["rule"] != "batch.start"]
+    candidate["reasons"].insert(0, reason("batch.profiled", text))
+
+
+def follow_batch(
+    candidate: dict[str, Any], measured: Mapping[str, Any], *, device: str = "cpu"
+) -> dict[str, Any] | None:
+    """The candidate at the batch a calibration measured best (its `measured_at.best_batch`, chosen by
+    `smallest_near_fastest` over the sweep), with the reason; None where the plan's batch stands."""
+    at = measured.get("measured_at") or {}
+    best = at.get("best_batch")
+    planned = int(candidate["training"]["batch_size"])
+    if not best or int(best) == planned:
+        return None
+    text = (
+        f"Train with mini-batches of {best}: calibration #{measured.get('calibration')} measured it the "
+        f"smallest within {BATCH_TOLERANCE:.0%} of the fastest per example, where the plan had said "
+        f"{planned}."
+    )
+    reasons = [r for r in candidate["reasons"] if r["rule"] not in ("batch.start", "batch.profiled")]
+    followed = {
+        **candidate,
+        "training": {**candidate["training"]},
+        "reasons": [reason("plan.measured", text)],
+    }
+    rebatch(followed, int(best), device=device)
+    followed["reasons"] += reasons
+    return followed

@@ -1,0 +1,62 @@
+"""Whole training steps of small real networks that a device profile times through the calibration harness
+(advisor.calibration.profile) and that the cost model compares with its layer-by-layer sum: the step factor
+(advisor.engine.costmodel.step_factor). Plain data, so that the factor can be derived again by a later cost
+model from the seconds a profile stored (`whole_step_seconds`), without measuring again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def candidate(
+    layers: list[dict[str, Any]], input_shape: list[int], batch: int, optimizer: str
+) -> dict[str, Any]:
+    """A classifier of `layers` as the engine describes a candidate (enough for the harness and the model)."""
+    return {
+        "family": "ffn",
+        "networks": {"model": layers},
+        "io": {
+            "input_shape": input_shape,
+            "input_dtype": "float32",
+            "vocab_size": None,
+            "target": "class",
+            "outputs": layers[-1]["args"]["out_features"],
+            "latent_size": None,
+        },
+        "training": {
+            "batch_size": batch,
+            "optimizer": optimizer,
+            "learning_rate": 0.01,
+            "loss": "cross_entropy",
+        },
+    }
+
+
+def linear(i: int, o: int) -> dict[str, Any]:
+    return {"kind": "Linear", "args": {"in_features": i, "out_features": o}}
+
+
+RELU: dict[str, Any] = {"kind": "ReLU", "args": {}}
+# an MLP with Adam and a CNN on MNIST-sized images with SGD (1-3 ms each on a 2-core VM)
+WHOLE_STEPS = (
+    candidate([linear(32, 256), RELU, linear(256, 256), RELU, linear(256, 10)], [32], 64, "adam"),
+    candidate(
+        [
+            {"kind": "Conv2d", "args": {"in_channels": 1, "out_channels": 8, "kernel_size": 3, "padding": 1}},
+            RELU,
+            {"kind": "MaxPool2d", "args": {"kernel_size": 2}},
+            {"kind": "Flatten", "args": {}},
+            linear(8 * 14 * 14, 10),
+        ],
+        [1, 28, 28],
+        32,
+        "sgd",
+    ),
+)
+# which of them set the factor: the MLP alone. Its layers lie on the profile's best-measured curve (the
+# products'); the CNN's one convolution is the conv curve's smallest point, the least stable of the profile
+# (1.7 to 3.2 ms over three quiet profiles of one machine), so its ratio says more about that point than
+# about whole steps (bench/README.md, "predict", 2026-11-23). The CNN's seconds are still stored.
+FACTOR_STEPS = (0,)
+FACTOR_RANGE = (0.5, 3.0)
