@@ -3,7 +3,8 @@ against a tuned reference on the same split, and the probe's predicted time to t
 run's.
 
 For every data set (scikit-learn's bundled digits, iris, wine, breast cancer and diabetes; two synthetic
-token sequence tasks whose best achievable accuracy is known by construction) and every seed:
+token sequence tasks whose best achievable accuracy is known by construction; one synthetic generation task,
+`mixture`, scored by a two-sample test against its true distribution: `bench/advice_gen.py`) and every seed:
 - **advised**: `recommend(spec)`'s first candidate, trained by the probe's own loop (`learning.train`: the
   candidate's layers, init, optimiser, learning rate, batch and epochs; early stopping on the validation
   split; the held-out test score at the best validation epoch).
@@ -11,12 +12,13 @@ token sequence tasks whose best achievable accuracy is known by construction) an
   stopped; the configuration with the best validation score is reported on the test split), and the best of
   scikit-learn's classical models (logistic/ridge, RBF SVM, gradient boosting; each tuned by cross-validation
   on the training split).
-- **time to the target**: the probe's prediction from a sample (a third of the training split: updates to the
-  target there, converted to epochs and seconds at full size with the sample run's step time) against the
-  advised run on the whole training split (its first epoch at the target, and the seconds to it).
+- **time to the target** (`bench/advice_time.py`): the probe's prediction from a sample (a third of the
+  training split; where it misses the target, a size curve from two nested sub-samples of it; or a decline
+  where the test split cannot resolve the target) against the advised run on the whole training split (its
+  first epoch at the target, and the seconds to it).
 
 The gap is advised minus the best reference (points of accuracy or R²); the cost is the advised run's seconds
-over the search's.
+over the search's, wall and CPU (this process's: other processes on a shared machine inflate it far less).
 """
 
 from __future__ import annotations
