@@ -155,3 +155,16 @@ def test_it_forecasts_in_the_probe_when_the_sample_misses_the_target() -> None:
     assert forecast["seconds_to_target"] == pytest.approx(forecast["epochs"] * 2.0)
     small = _time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=30)
     assert small is not None and small["forecast"]["method"] == "declined"
+    # the verdict's own fit at full size is the forecast's: the page shows one number
+    own = {"method": "power_law", "estimate": 0.97, "low": 0.95, "high": 0.99}
+    given = _time_to_target(
+        plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360, fitted=own
+    )
+    assert given is not None and given["forecast"]["reached"] is False
+    assert "0.970" in given["forecast"]["reason"] and given["forecast"]["certain"] is False
+    failed = {"method": "bounds", "estimate": 0.96, "low": 0.96, "high": 1.0}
+    bounds = _time_to_target(
+        plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360, fitted=failed
+    )
+    assert bounds is not None and bounds["forecast"]["method"] == "declined"
+    assert "could not be fitted" in bounds["forecast"]["reason"]

@@ -190,6 +190,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
             runs[chosen],  # type: ignore[arg-type]
             full_train,
             points=(fitted or {}).get("points", []),
+            fitted=fitted,
             test_examples=len(split.x_test),
         )
     if clock.left() <= 0:
@@ -272,6 +273,7 @@ def _time_to_target(
     *,
     points: list[dict[str, Any]] | None = None,
     test_examples: int | None = None,
+    fitted: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
     the learning curve extrapolates to. A run whose reported score misses the target has not reached it,
@@ -309,6 +311,7 @@ def _time_to_target(
         full_train=full_train,
         batch_size=run["batch_size"],
         test_examples=test_examples,
+        fitted=fitted,  # the verdict's own estimate at full size: the page shows one number
     )
     forecast.pop("fit", None)
     per_epoch = plan.seconds_per_epoch.get(role) or {}

@@ -13,9 +13,11 @@ Three cases, in order:
    nested sub-samples, fitted as a power law err(n) = a·n^-b (Hestness et al. 2017, "Deep Learning Scaling is
    Predictable, Empirically": error falls as a power of the data size until an irreducible floor). The floor
    c of a·n^-b + c is fixed at 0: three noisy points within a factor of 4 do not determine it (digits, three
-   splits: a free floor put the full size at 0.966, 0.987, 0.966 where the runs reached 0.972, 0.989, 0.992;
-   no floor at 0.978, 0.989, 0.978), so the extrapolation, a factor of 3 at most, is optimistic where a floor
-   is near. The fit is weighted by each point's binomial error and its 90% interval reported. If the estimate
+   splits, sub-samples of 90/180/360 examples: a free floor put the full size at 0.966, 0.987, 0.966 where
+   the runs reached 0.972, 0.989, 0.992; no floor at 0.978, 0.989, 0.978), so the extrapolation, a factor of
+   3 at most, is optimistic where a floor is near. The probe passes its own learning-curve fit instead (the
+   one its verdict shows), so its page gives one score at full size.
+   The fit is weighted by each point's binomial error and its 90% interval reported. If the estimate
    reaches the target, the epoch curve says when: the full-size run's error is taken to shrink towards its
    ceiling by the same factor as the sample's does after as many updates (learning curves are straight in
    log error), so the target is reached at the first update where the sample's best-so-far error is within
@@ -116,9 +118,12 @@ def predict(
     full_train: int,
     batch_size: int,
     test_examples: int,
+    fitted: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`run`: the sample's run (per-epoch held-out scores); `points`: the size curve's
-    [{"examples", "score"}] with the sample's own run among them. Returns `method` ("declined", "sample",
+    [{"examples", "score"}] with the sample's own run among them; `fitted`: a size curve already fitted
+    to them ({"method", "estimate", "low", "high"}), used instead of fitting one, so that a page showing
+    both never gives two scores at full size. Returns `method` ("declined", "sample",
     "size_curve"), `reached` (True, False, or None when not known), `epochs` and `updates` at full size
     when reached, `reason` in words, and the size curve's `fit` where one was made, with `certain` False
     when the target lies inside its 90% interval."""
@@ -135,7 +140,7 @@ def predict(
             "epochs": epochs,
             "reason": f"the sample reached {target:g} after {first['updates']} updates",
         }
-    fit = size_fit(points, full_examples=full_train, test_examples=test_examples)
+    fit = fitted or size_fit(points, full_examples=full_train, test_examples=test_examples)
     answer: dict[str, Any] = {"method": "size_curve", "fit": fit}
     if fit["method"] != "power_law":
         sizes = len({p["examples"] for p in points})
@@ -143,7 +148,12 @@ def predict(
             **answer,
             "method": "declined",
             "reached": None,
-            "reason": f"the sample missed {target:g} and a size curve needs 3 sizes ({sizes} given)",
+            "reason": f"the sample missed {target:g} and "
+            + (
+                f"a size curve needs 3 sizes ({sizes} given)"
+                if sizes < 3
+                else "its size curve could not be fitted"
+            ),
         }
     ceiling = float(fit["estimate"])
     span = f"{fit['low']:.3f}-{fit['high']:.3f}"
