@@ -3,7 +3,8 @@ against a tuned reference on the same split, and the probe's predicted time to t
 run's.
 
 For every data set (scikit-learn's bundled digits, iris, wine, breast cancer and diabetes; two synthetic
-token sequence tasks whose best achievable accuracy is known by construction) and every seed:
+token sequence tasks whose best achievable accuracy is known by construction; one synthetic generation task,
+`mixture`, scored by a two-sample test against its true distribution: `bench/advice_gen.py`) and every seed:
 - **advised**: `recommend(spec)`'s first candidate, trained by the probe's own loop (`learning.train`: the
   candidate's layers, init, optimiser, learning rate, batch and epochs; early stopping on the validation
   split; the held-out test score at the best validation epoch).
@@ -11,12 +12,13 @@ token sequence tasks whose best achievable accuracy is known by construction) an
   stopped; the configuration with the best validation score is reported on the test split), and the best of
   scikit-learn's classical models (logistic/ridge, RBF SVM, gradient boosting; each tuned by cross-validation
   on the training split).
-- **time to the target**: the probe's prediction from a sample (a third of the training split: updates to the
-  target there, converted to epochs and seconds at full size with the sample run's step time) against the
-  advised run on the whole training split (its first epoch at the target, and the seconds to it).
+- **time to the target** (`bench/advice_time.py`): the probe's prediction from a sample (a third of the
+  training split; where it misses the target, a size curve from two nested sub-samples of it; or a decline
+  where the test split cannot resolve the target) against the advised run on the whole training split (its
+  first epoch at the target, and the seconds to it).
 
 The gap is advised minus the best reference (points of accuracy or R²); the cost is the advised run's seconds
-over the search's.
+over the search's, wall and CPU (this process's: other processes on a shared machine inflate it far less).
 """
 
 from __future__ import annotations
@@ -33,15 +35,16 @@ from typing import Any
 import numpy as np
 
 from advisor.engine import recommend
-from advisor.probe.learning import curve, data, train
+from advisor.probe.learning import data, train
 from advisor.probe.learning.samples import DEMOS, Sample, demo
+from bench import advice_time
 
 HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
 TARGETS = {"digits": 0.98, "iris": 0.95, "wine": 0.95, "breast_cancer": 0.95, "diabetes": 0.4}
-SAMPLE_SHARE = 1 / 3  # the probe's sample, as a share of the training split
 SEARCH_RATES = {"adam": (3e-4, 1e-3, 3e-3, 1e-2), "sgd": (3e-3, 1e-2, 3e-2, 1e-1)}
 SEARCH_WIDTHS = (0.5, 1.0, 2.0)
 BUDGET_S = 120.0  # per training run; early stopping ends every run here long before
+GENERATION = ("mixture",)  # synthetic generation tasks (bench/advice_gen.py)
 
 
 # --- data sets -----------------------------------------------------------------------------------------
@@ -90,6 +93,9 @@ def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]
             "data": {"examples": 442, "input_shape": [10], "outputs": 1},
         }
         best = None
+    elif name in GENERATION:  # drawn in bench.advice_gen; the spec is all `evaluate` needs here
+        spec = {"task": "generation", "generation": "random", "data": {"examples": 4000, "input_shape": [2]}}
+        sample, best = Sample(np.zeros((1, 2), np.float32), None, "none", []), 1.0
     else:
         sample, best = _tokens(4000, seed, order=name == "tokens-order")
         spec = {
@@ -98,7 +104,8 @@ def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]
         }
         TARGETS.setdefault(name, 0.9)
     spec["hardware"] = HARDWARE
-    spec["target"] = {"accuracy": TARGETS[name]}
+    if name not in GENERATION:
+        spec["target"] = {"accuracy": TARGETS[name]}
     return sample, spec, best
 
 
@@ -130,9 +137,9 @@ def _run(candidate: dict[str, Any], split: data.Split, seed: int, **kwargs: Any)
 def search(
     candidate: dict[str, Any], split: data.Split, seed: int, examples: int, budget: float
 ) -> dict[str, Any]:
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     best: dict[str, Any] | None = None
-    runs = 0
+    runs = epochs = 0
     for optimiser, rates in SEARCH_RATES.items():
         for rate in rates:
             for factor in SEARCH_WIDTHS:
@@ -144,6 +151,7 @@ def search(
                 cand["training"] = training
                 run = _run(cand, split, seed, full_examples=examples, budget_s=budget)
                 runs += 1
+                epochs += len(run["epochs"])
                 if run["val_score"] is not None and (best is None or run["val_score"] > best["val_score"]):
                     best = {**run, "config": f"{optimiser} lr {rate:g} width x{factor:g}"}
     assert best is not None
@@ -151,7 +159,9 @@ def search(
         "score": best["score"],
         "config": best["config"],
         "runs": runs,
+        "epochs": epochs,
         "seconds": time.monotonic() - started,
+        "cpu_seconds": time.process_time() - cpu,
     }
 
 
@@ -195,48 +205,6 @@ def classical(split: data.Split) -> dict[str, Any]:
     }
 
 
-# --- time to the target ----------------------------------------------------------------------------------
-
-
-def time_to_target(
-    candidate: dict[str, Any],
-    split: data.Split,
-    full: dict[str, Any],
-    target: float,
-    seed: int,
-    examples: int,
-    budget: float,
-) -> dict[str, Any]:
-    """The probe's prediction from a sample against the full run's first epoch at the target."""
-    sample = data.subsample(split, SAMPLE_SHARE, seed=seed)
-    run = _run(candidate, sample, seed, full_examples=examples, budget_s=budget)
-    reached = curve.epochs_to_target(run, target)
-    actual = curve.epochs_to_target(full, target)
-    row: dict[str, Any] = {"sample_examples": len(sample.x_train), "sample_seconds": run["seconds"]}
-    if not (reached and reached["reached"]):
-        row["predicted"] = None
-    else:
-        steps = sum(1 for _ in range(0, len(split.x_train), run["batch_size"]))
-        epochs = curve.full_size_epochs(
-            reached["updates"], batch_size=run["batch_size"], full_examples=len(split.x_train)
-        )
-        # the sample's steps time the full size's steps; scoring the (whole) validation and test splits
-        # after each epoch costs the same at both sizes, so it is added per epoch, not per step
-        last = run["epochs"][-1]
-        per_step = last["train_seconds"] / (len(run["epochs"]) * run["steps_per_epoch"])
-        scoring = (last["seconds"] - last["train_seconds"]) / len(run["epochs"])
-        row["predicted"] = {"epochs": epochs, "seconds": epochs * (steps * per_step + scoring)}
-    if actual and actual["reached"]:
-        epoch = actual["epoch"]
-        row["actual"] = {"epochs": epoch, "seconds": full["epochs"][epoch - 1]["seconds"]}
-    else:
-        row["actual"] = None
-    if row["predicted"] and row["actual"]:
-        row["error_epochs"] = row["predicted"]["epochs"] / row["actual"]["epochs"] - 1
-        row["error_seconds"] = row["predicted"]["seconds"] / row["actual"]["seconds"] - 1
-    return row
-
-
 # --- one data set ----------------------------------------------------------------------------------------
 
 
@@ -244,13 +212,25 @@ def evaluate(name: str, seed: int, *, with_search: bool, budget: float = BUDGET_
     sample, spec, achievable = dataset(name, seed)
     rec = recommend(spec)
     first = rec["candidates"][0]
+    if name in GENERATION:
+        from bench import advice_gen
+
+        return {
+            "data": name,
+            "seed": seed,
+            "target": None,
+            "first": f"{first['family']} {first['depth']} {first['hidden_sizes']}",
+            **advice_gen.evaluate(first, spec["data"]["examples"], seed),
+        }
     goal = rec["spec"]["goal"]
     split = data.split(sample, goal=goal, seed=seed, scale=not spec["data"].get("vocab_size"))
     examples = int(spec["data"]["examples"])
     # one epoch first, untimed: the process's first training run pays torch's one-off costs (lazy kernel and
     # optimiser set-up), which would land on the advised run alone and not on the search's 24 runs
     _run(first, split, seed, max_epochs=1, budget_s=budget)
+    cpu = time.process_time()  # this process's CPU time: what other processes on the machine do not inflate
     advised = _run(first, split, seed, full_examples=examples, budget_s=budget)
+    cpu = time.process_time() - cpu
     row: dict[str, Any] = {
         "data": name,
         "seed": seed,
@@ -264,6 +244,7 @@ def evaluate(name: str, seed: int, *, with_search: bool, budget: float = BUDGET_
         "advised": {
             "score": advised["score"],
             "seconds": advised["seconds"],
+            "cpu_seconds": cpu,
             "epochs": len(advised["epochs"]),
             "best_epoch": advised["best_epoch"],
             "stopped": advised["stopped"],
@@ -273,7 +254,9 @@ def evaluate(name: str, seed: int, *, with_search: bool, budget: float = BUDGET_
     if with_search:
         row["search"] = search(first, split, seed, examples, budget)
     target = spec["target"]["accuracy"]
-    row["time_to_target"] = time_to_target(first, split, advised, target, seed, examples, budget)
+    row["time_to_target"] = advice_time.time_to_target(
+        first, split, advised, target, seed=seed, examples=examples, budget=budget
+    )
     return row
 
 
@@ -286,8 +269,13 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             values = [v for v in (get(r) for r in rows) if v is not None]
             return statistics.median(values) if values else None
 
+        # a generation task has no search: its reference is the fitted mixture (bench/advice_gen.py)
         reference = med(
-            lambda r: max(r["classical"]["score"], r["search"]["score"]) if "search" in r else None
+            lambda r: (
+                max(r["classical"]["score"], r["search"]["score"])
+                if "search" in r
+                else (r["classical"]["score"] if r["data"] in GENERATION else None)
+            )
         )
         advised = med(lambda r: r["advised"]["score"])
         table.append(
@@ -295,12 +283,20 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "data": name,
                 "first": mine[0]["first"],
                 "advised": advised,
+                "achievable": med(lambda r: r.get("achievable")),
                 "linear": med(lambda r: r["classical"]["linear"]),
                 "classical": med(lambda r: r["classical"]["score"]),
                 "search": med(lambda r: r["search"]["score"] if "search" in r else None),
                 "gap_points": None if reference is None or advised is None else 100 * (advised - reference),
                 "cost_share": med(
                     lambda r: r["advised"]["seconds"] / r["search"]["seconds"] if "search" in r else None
+                ),
+                "cost_share_cpu": med(
+                    lambda r: (
+                        r["advised"]["cpu_seconds"] / r["search"]["cpu_seconds"]
+                        if "search" in r and "cpu_seconds" in r["search"]
+                        else None
+                    )
                 ),
                 "ttt_error_seconds": med(lambda r: r["time_to_target"].get("error_seconds")),
                 "ttt_error_epochs": med(lambda r: r["time_to_target"].get("error_epochs")),
@@ -316,21 +312,24 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def report(table: list[dict[str, Any]]) -> str:
     head = (
-        "| data | first candidate | advised | linear | best classical | search | gap (points) "
-        "| cost share | time-to-target error (s / epochs) |\n|---|---|---|---|---|---|---|---|---|"
+        "| data | first candidate | advised | achievable | linear | best classical | search | gap (points) "
+        "| cost share (wall / CPU) | time-to-target error (s / epochs) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for t in table:
         lines.append(
-            f"| {t['data']} | {t['first']} | {_fmt(t['advised'], '.3f')} | {_fmt(t['linear'], '.3f')} "
+            f"| {t['data']} | {t['first']} | {_fmt(t['advised'], '.3f')} | {_fmt(t['achievable'], '.3f')} "
+            f"| {_fmt(t['linear'], '.3f')} "
             f"| {_fmt(t['classical'], '.3f')} | {_fmt(t['search'], '.3f')} | {_fmt(t['gap_points'], '+.1f')} "
-            f"| {_fmt(t['cost_share'], '.1%')} | {_fmt(t['ttt_error_seconds'], '+.0%')} / "
+            f"| {_fmt(t['cost_share'], '.1%')} / {_fmt(t.get('cost_share_cpu'), '.1%')} "
+            f"| {_fmt(t['ttt_error_seconds'], '+.0%')} / "
             f"{_fmt(t['ttt_error_epochs'], '+.0%')} |"
         )
     return "\n".join(lines)
 
 
-DATASETS = "digits,iris,wine,breast_cancer,diabetes,tokens-count,tokens-order"
+DATASETS = "digits,iris,wine,breast_cancer,diabetes,tokens-count,tokens-order,mixture"
 
 
 def main(argv: list[str]) -> int:

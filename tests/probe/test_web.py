@@ -150,6 +150,68 @@ def test_it_colours_the_verdict_as_the_target_was_met_or_missed(
         assert "succeeded" not in verdict.split(text)[0]
 
 
+@pytest.mark.parametrize(
+    ("time_to_target", "shown"),
+    [
+        (
+            {
+                "reached": False,
+                "forecast": {
+                    "method": "size_curve",
+                    "reached": True,
+                    "certain": False,
+                    "epochs": 18,
+                    "seconds_to_target": 4.0,
+                    "basis": "measured",
+                    "reason": "the size curve says 0.986",
+                },
+            },
+            [
+                "Predicted at full size (a best guess): the target after about 18 epochs",
+                "the size curve says 0.986",
+            ],
+        ),
+        (
+            {
+                "reached": False,
+                "forecast": {
+                    "method": "size_curve",
+                    "reached": False,
+                    "certain": True,
+                    "reason": "below 0.98",
+                },
+            },
+            ["Predicted at full size: the target is not reached: below 0.98"],
+        ),
+        (
+            {"reached": False, "forecast": {"method": "declined", "reached": None, "reason": "30 examples"}},
+            ["No time to the target is predicted: 30 examples"],
+        ),
+        (
+            {
+                "reached": True,
+                "role": "shallow",
+                "epoch": 3,
+                "updates": 6,
+                "epochs_at_full_size": 2,
+                "full_size_examples": 120,
+                "caveat": "the held-out split has 30 examples",
+            },
+            ["Take the epoch count loosely: the held-out split has 30 examples"],
+        ),
+    ],
+)
+def test_it_says_the_time_to_target_forecast_or_why_there_is_none(
+    browser: Client, iris_rec: Any, device: Any, time_to_target: dict[str, Any], shown: list[str]
+) -> None:
+    verdict = {"text": "shallow FFN 0.95", "notes": [], "reasons": [], "time_to_target": time_to_target}
+    job = _succeeded(iris_rec, device, results={}, verdict=verdict)
+    html = browser.get(f"/probes/{job.pk}/").content.decode()
+    for text in shown:
+        assert text in html
+    assert "{%" not in html and "{{" not in html
+
+
 def test_it_hides_others_probes_and_samples(
     browser: Client, other_user: Any, iris_rec: Any, device: Any
 ) -> None:

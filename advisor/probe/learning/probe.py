@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.contract import Verdict
-from advisor.probe.learning import curve, data, samples, train
+from advisor.probe.learning import curve, data, reach, samples, train
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.learning.verdict import choose, verdict
 
@@ -184,7 +184,15 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
         expected=fitted,
     )
     if chosen is not None:
-        result["time_to_target"] = _time_to_target(plan, chosen, runs[chosen], full_train)  # type: ignore[arg-type]
+        result["time_to_target"] = _time_to_target(
+            plan,
+            chosen,
+            runs[chosen],  # type: ignore[arg-type]
+            full_train,
+            points=(fitted or {}).get("points", []),
+            fitted=fitted,
+            test_examples=len(split.x_test),
+        )
     if clock.left() <= 0:
         result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
     cut = [p for p in (fitted or {}).get("points", []) if p.get("stopped") in ("time", "stopped")]
@@ -258,11 +266,20 @@ def _curve(
 
 
 def _time_to_target(
-    plan: ProbePlan, role: str, run: dict[str, Any], full_train: int
+    plan: ProbePlan,
+    role: str,
+    run: dict[str, Any],
+    full_train: int,
+    *,
+    points: list[dict[str, Any]] | None = None,
+    test_examples: int | None = None,
+    fitted: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
     the learning curve extrapolates to. A run whose reported score misses the target has not reached it,
-    even if one epoch's held-out score touched it (the verdict and this line must agree)."""
+    even if one epoch's held-out score touched it (the verdict and this line must agree). Then, given the
+    learning curve's `points`, `forecast` says whether and when the full size would (`reach.predict`), or
+    why that cannot be told; `caveat` says when the test split is too small to time the target at all."""
     reached = curve.epochs_to_target(run, plan.target)
     if reached is None:
         return None
@@ -279,4 +296,27 @@ def _time_to_target(
             answer["seconds_per_epoch"] = per_epoch["seconds"]
             answer["basis"] = per_epoch.get("basis")
             answer["seconds_to_target"] = epochs * float(per_epoch["seconds"])
+    if test_examples is None or plan.target is None:
+        return answer
+    why = reach.unresolvable(plan.target, test_examples, plan.goal)
+    if reached["reached"]:
+        if why:
+            answer["caveat"] = why
+        return answer
+    forecast = reach.predict(
+        run,
+        points or [],
+        target=plan.target,
+        goal=plan.goal,
+        full_train=full_train,
+        batch_size=run["batch_size"],
+        test_examples=test_examples,
+        fitted=fitted,  # the verdict's own estimate at full size: the page shows one number
+    )
+    forecast.pop("fit", None)
+    per_epoch = plan.seconds_per_epoch.get(role) or {}
+    if forecast["reached"] and per_epoch.get("seconds") is not None:
+        forecast["seconds_to_target"] = forecast["epochs"] * float(per_epoch["seconds"])
+        forecast["basis"] = per_epoch.get("basis")
+    answer["forecast"] = forecast
     return answer

@@ -1,0 +1,187 @@
+"""The synthetic generation task of `python -m bench advice --data mixture`: data drawn from a known
+distribution, so the best achievable score is known by construction.
+
+The data: a ring of 8 Gaussians in 2 dimensions (radius 2, standard deviation 0.1), the standard test of
+whether a GAN covers every mode (Metz et al. 2017, "Unrolled Generative Adversarial Networks", ICLR, §3.1;
+Srivastava et al. 2017, VEEGAN, NeurIPS, §4.1). 4,000 examples, split 60/20/20.
+
+The score: a classifier two-sample test (C2ST, Lopez-Paz & Oquab 2017, "Revisiting Classifier Two-Sample
+Tests", ICLR): a k-nearest-neighbour classifier, by 5-fold cross-validation, tries to tell the held-out test
+split from as many generated samples. Its accuracy is 0.5 when the samples cannot be told from the data and
+1.0 when they always can; the score reported is 2 x (1 - accuracy), capped at 1: 1 is indistinguishable,
+0 perfectly separable. The achievable score is the same test run on samples of the true distribution (its
+value below 1 is the test's own noise). Also reported: the modes covered (a mode counts when at least 20%
+of its expected share of samples lie within 3 sigma of it) and the share of samples within 3 sigma of some
+mode (VEEGAN's "high-quality samples"), and the held-out log-likelihood of the models that have one.
+
+The first candidate the engine recommends for `task: generation` (random samples) is a GAN. The probe's
+supervised loop cannot train it (it has no supervised output), so it is trained here with the calibration's
+own GAN step (`advisor.calibration.make_step`: its layers, initialisation, Adam 2e-4, batch 64) for the
+recommended updates (100 passes over the 4,000 examples the spec declares), keeping the generator of the
+epoch with the best C2ST score on the validation split (the "hold-out error" its early-stopping reason
+names). References: the true model; scikit-learn's Gaussian mixture (the number of components chosen by
+validation log-likelihood), and one Gaussian as the linear baseline.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+MODES, RADIUS, SIGMA = 8, 2.0, 0.1
+C2ST_K = 25  # neighbours: about sqrt of the 1,280 examples each fold trains on
+COVERED_SHARE = 0.2  # a mode is covered when it gets this share of its expected samples
+EVAL_EVERY = 5  # epochs between validation C2STs of the generator
+
+
+def centres() -> np.ndarray:
+    angle = 2 * np.pi * np.arange(MODES) / MODES
+    return np.stack([RADIUS * np.cos(angle), RADIUS * np.sin(angle)], axis=1)  # [K, 2]
+
+
+def draw(n: int, rng: np.random.Generator) -> np.ndarray:
+    pick = rng.integers(0, MODES, size=n)
+    return (centres()[pick] + SIGMA * rng.standard_normal((n, 2))).astype(np.float32)  # [n, 2]
+
+
+def true_log_likelihood(x: np.ndarray) -> float:
+    """Mean log-density of `x` under the true mixture (nats per example)."""
+    d2 = ((x[:, None, :] - centres()[None]) ** 2).sum(axis=2)  # [n, K]
+    log_p = -d2 / (2 * SIGMA**2) - math.log(2 * math.pi * SIGMA**2) - math.log(MODES)
+    top = log_p.max(axis=1, keepdims=True)
+    return float((top[:, 0] + np.log(np.exp(log_p - top).sum(axis=1))).mean())
+
+
+def c2st(real: np.ndarray, fake: np.ndarray, seed: int) -> float:
+    """Cross-validated accuracy of a kNN classifier telling `real` from `fake` (0.5: indistinguishable)."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    x = np.concatenate([real, fake])
+    y = np.r_[np.zeros(len(real)), np.ones(len(fake))]
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+    return float(cross_val_score(KNeighborsClassifier(C2ST_K), x, y, cv=folds).mean())
+
+
+def c2st_score(accuracy: float) -> float:
+    return min(1.0, 2 * (1 - accuracy))
+
+
+def modes(fake: np.ndarray) -> dict[str, float]:
+    d = np.sqrt(((fake[:, None, :] - centres()[None]) ** 2).sum(axis=2))  # [n, K]
+    near = d.min(axis=1) <= 3 * SIGMA
+    counts = np.bincount(d.argmin(axis=1)[near], minlength=MODES)
+    covered = int((counts >= COVERED_SHARE * len(fake) / MODES).sum())
+    return {"modes_covered": covered, "high_quality": float(near.mean())}
+
+
+def judge(real: np.ndarray, fake: np.ndarray, seed: int) -> dict[str, float]:
+    accuracy = c2st(real, fake, seed)
+    return {"score": c2st_score(accuracy), "c2st_accuracy": accuracy, **modes(fake)}
+
+
+def train_gan(
+    candidate: dict[str, Any], x_train: np.ndarray, x_val: np.ndarray, examples: int, seed: int
+) -> dict[str, Any]:
+    import torch
+
+    from advisor.calibration import make_step
+
+    torch.manual_seed(seed)
+    step = make_step(candidate, "cpu")
+    gen = step.nets["generator"]
+    latent = int(candidate["io"]["latent_size"])
+    training = candidate["training"]
+    batch = int(training["batch_size"])
+    n = len(x_train)
+    updates = int(training["epochs"]) * math.ceil(examples / batch)
+    steps_per_epoch = math.ceil(n / batch)
+    epochs = math.ceil(updates / steps_per_epoch)
+    data = torch.from_numpy(x_train)
+    generator = torch.Generator().manual_seed(seed)
+    started = time.monotonic()
+    best: dict[str, Any] = {"val": -1.0}
+    curve = []
+    for epoch in range(1, epochs + 1):
+        order = torch.randperm(n, generator=generator)
+        for start in range(0, n, batch):
+            step.run((data[order[start : start + batch]],))
+        if epoch % EVAL_EVERY == 0 or epoch == epochs:
+            fake = sample_gan(gen, latent, len(x_val))
+            val = c2st_score(c2st(x_val, fake, seed))
+            curve.append({"epoch": epoch, "val": val, "seconds": round(time.monotonic() - started, 3)})
+            if val > best["val"]:
+                best = {"val": val, "epoch": epoch, "state": copy.deepcopy(gen.state_dict())}
+    gen.load_state_dict(best["state"])
+    return {
+        "generator": gen,
+        "latent": latent,
+        "epochs": epochs,
+        "best_epoch": best["epoch"],
+        "val_score": best["val"],
+        "seconds": time.monotonic() - started,
+        "curve": curve,
+    }
+
+
+def sample_gan(gen: Any, latent: int, n: int) -> np.ndarray:
+    import torch
+
+    gen.eval()
+    with torch.no_grad():
+        out = gen(torch.randn(n, latent)).reshape(n, -1).numpy()
+    gen.train()
+    return np.asarray(out, dtype=np.float32)
+
+
+def mixture_reference(x_train: np.ndarray, x_val: np.ndarray, seed: int) -> tuple[Any, Any, dict[str, float]]:
+    """One Gaussian (the linear baseline) and the Gaussian mixture whose component count has the best
+    validation log-likelihood (scikit-learn)."""
+    from sklearn.mixture import GaussianMixture
+
+    started = time.monotonic()
+    fits = {k: GaussianMixture(k, n_init=3, random_state=seed).fit(x_train) for k in (1, 2, 4, 8, 12, 16)}
+    best = max(fits, key=lambda k: fits[k].score(x_val))
+    return fits[1], fits[best], {"components": best, "seconds": time.monotonic() - started}
+
+
+def evaluate(candidate: dict[str, Any], examples: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(2000 + seed)
+    x = draw(examples, rng)
+    n_test = n_val = round(examples * 0.2)
+    x_test, x_val, x_train = x[:n_test], x[n_test : n_test + n_val], x[n_test + n_val :]
+    gan = train_gan(candidate, x_train, x_val, examples, seed)
+    advised = judge(x_test, sample_gan(gan["generator"], gan["latent"], n_test), seed)
+    single, mixture, picked = mixture_reference(x_train, x_val, seed)
+    baseline = judge(x_test, single.sample(n_test)[0].astype(np.float32), seed)
+    reference = judge(x_test, mixture.sample(n_test)[0].astype(np.float32), seed)
+    truth = judge(x_test, draw(n_test, rng), seed)
+    return {
+        "metric": "c2st",
+        "achievable": truth["score"],
+        "advised": {
+            **advised,
+            "seconds": gan["seconds"],
+            "epochs": gan["epochs"],
+            "best_epoch": gan["best_epoch"],
+            "stopped": "epochs",
+            "curve": gan["curve"],
+        },
+        "classical": {
+            "linear": baseline["score"],
+            "best": f"gaussian mixture ({picked['components']} components)",
+            "score": reference["score"],
+            "seconds": picked["seconds"],
+            "detail": {"one gaussian": baseline, "mixture": reference, "true model": truth},
+            "log_likelihood": {
+                "true model": true_log_likelihood(x_test),
+                "mixture": float(mixture.score(x_test)),
+                "one gaussian": float(single.score(x_test)),
+            },
+        },
+        "time_to_target": {"note": "no target accuracy applies to generation"},
+    }
