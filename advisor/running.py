@@ -143,7 +143,9 @@ def _recommended_plan(job: CalibrationJob) -> dict[str, Any]:
         "batch_rule": next(
             (r for r in ("plan.measured", "batch.profiled", "batch.start", "gpu.memory") if r in rules), None
         ),
-        "batch_max": engine.largest_batch(int(job.recommendation.spec.get("data", {}).get("examples") or 0)),
+        "batch_max": engine.largest_batch(
+            candidate, int(job.recommendation.spec.get("data", {}).get("examples") or 0)
+        ),
     }
 
 

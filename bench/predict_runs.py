@@ -92,7 +92,7 @@ def _against_median(
 def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
     from advisor.engine.costmodel import step_cost, with_current_factor
     from advisor.engine.learned import cross_predict, rows_features
-    from bench.predict import grid_networks
+    from bench.predict_grid import grid_networks
 
     started = time.perf_counter()
     saved = [json.loads(p.read_text(encoding="utf-8")) for p in paths]

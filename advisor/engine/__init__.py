@@ -8,7 +8,7 @@ estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
 follow_measurement(recommendation, measured_estimate) -> the recommendation with the plan's threads and
     the first candidate's batch that a calibration measured best
-largest_batch(examples) -> the largest mini-batch the engine chooses from a device profile for a data set
+largest_batch(candidate, examples) -> the largest batch chosen from a device profile (<= batch.start)
 with_measured_scaling(rec, i, estimate, calibrations) -> the estimate over several devices, measured scaling
 data_parallel_devices(plan) -> the devices a plan's time is divided over (1 unless data parallel)
 """
