@@ -196,11 +196,7 @@ def main(argv: list[str]) -> int:
             str(t): {
                 "profiled": _stats([r["error_profiled"] for r in rows if r["threads"] == t]),
                 "learned_leave_network_out": _stats(
-                    [
-                        e
-                        for e, r in zip(learned["leave_network_out"], _lono_order(rows), strict=True)
-                        if r == t
-                    ]
+                    [e for e, r in zip(learned["leave_network_out"], rows, strict=True) if r["threads"] == t]
                 ),
                 "learned_same_network": _stats(
                     [e for e, r in zip(learned["same_network"], rows, strict=True) if r["threads"] == t]
@@ -218,12 +214,6 @@ def main(argv: list[str]) -> int:
     print(text)
     print(f"written to {out}")
     return 0
-
-
-def _lono_order(rows: list[dict[str, Any]]) -> list[int]:
-    """The thread counts of the rows in the order cross_validate reports leave-network-out errors."""
-    names = list(dict.fromkeys(r["network"] for r in rows))
-    return [r["threads"] for name in names for r in rows if r["network"] == name]
 
 
 def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -102,28 +102,18 @@ def cross_predict(
 def cross_validate(
     rows: list[dict[str, Any]], x: list[list[float]], *, same_network: bool = True, max_folds: int = MAX_FOLDS
 ) -> dict[str, list[float]]:
-    """Relative errors of the corrected prediction: leaving each network out of the training rows, and
-    leaving out one row of a network at a time (that network at an unmeasured batch or thread count)."""
+    """Relative errors of the corrected prediction, in the rows' order: leaving each network out of the
+    training rows, and leaving out one row at a time (that network at an unmeasured batch or thread count)."""
     measured = [float(r["measured"]) for r in rows]
-    names = [r["network"] for r in rows]
-    out: dict[str, list[float]] = {"leave_network_out": [], "same_network": []}
-    distinct = list(dict.fromkeys(names))
-    folds = min(len(distinct), max_folds)
-    for fold in range(folds):
-        left_out = set(distinct[fold::folds])
-        train = [i for i, n in enumerate(names) if n not in left_out]
-        test = [i for i, n in enumerate(names) if n in left_out]
-        model = fit([x[i] for i in train], [measured[i] for i in train])
-        for i, p in zip(test, predict(model, [x[i] for i in test]), strict=True):
-            out["leave_network_out"].append((p - measured[i]) / measured[i])
-    if not same_network:
-        return out
-    for i in range(len(rows)):
-        train = [j for j in range(len(rows)) if j != i]
-        model = fit([x[j] for j in train], [measured[j] for j in train])
-        p = predict(model, [x[i]])[0]
-        out["same_network"].append((p - measured[i]) / measured[i])
-    return out
+
+    def errors(predicted: list[float]) -> list[float]:
+        return [(p - m) / m for p, m in zip(predicted, measured, strict=True)]
+
+    networks = [r["network"] for r in rows]
+    return {
+        "leave_network_out": errors(cross_predict(x, measured, networks, max_folds=max_folds)),
+        "same_network": errors(cross_predict(x, measured, list(range(len(rows))))) if same_network else [],
+    }
 
 
 def fit_correction(
