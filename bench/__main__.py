@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "pages": ("bench.pages", "server-side render time of the main pages"),
     "scaling": ("bench.scaling", "data-parallel training (DDP) at each world size against W §III-H"),
     "memory": ("bench.memory", "estimated training memory against the live-tensor peak and RSS growth"),
+    "cuda": ("bench.cuda", "every CUDA path once: profile, events, allocator, OOM, refill, NCCL"),
     "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
 }
 

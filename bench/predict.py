@@ -31,7 +31,11 @@ SHI_GPUS = {"gtx980": "gtx-980", "gtx1080": "gtx-1080", "k80": "k80-gk210"}
 
 
 def measure_grid(
-    networks: list[tuple[str, dict[str, Any]]], batches: list[int], threads: list[int], min_seconds: float
+    networks: list[tuple[str, dict[str, Any]]],
+    batches: list[int],
+    threads: list[int],
+    min_seconds: float,
+    device: str = "cpu",
 ) -> list[dict[str, Any]]:
     from advisor.calibration import measure
 
@@ -39,7 +43,9 @@ def measure_grid(
     for name, candidate in networks:
         for batch in batches:
             for t in threads:
-                m = measure(candidate, batch_size=batch, threads=t, min_seconds=min_seconds, warmup=3)
+                m = measure(
+                    candidate, device=device, batch_size=batch, threads=t, min_seconds=min_seconds, warmup=3
+                )
                 if m.get("status", "ok") != "ok":
                     continue
                 rows.append(
@@ -124,6 +130,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--per-family", type=int, default=2)
     parser.add_argument("--min-seconds", type=float, default=0.3)
     parser.add_argument("--allocator", default="tuned", help="tuned (as calibrations run), default, inherit")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:N] (one host thread; no thread choice)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--quick", action="store_true", help="one network per family, batch 64, 1 thread")
     parser.add_argument(
@@ -147,8 +154,13 @@ def main(argv: list[str]) -> int:
     from advisor.engine.learned import cross_validate, rows_features
 
     info = describe()
+    cuda = args.device.startswith("cuda")
     threads = (
-        [int(t) for t in args.threads.split(",")] if args.threads else list(range(1, physical_cores() + 1))
+        [int(t) for t in args.threads.split(",")]
+        if args.threads
+        else [1]
+        if cuda  # a GPU step's host thread launches kernels; more threads do not change it
+        else list(range(1, physical_cores() + 1))
     )
     batches = [int(b) for b in args.batches.split(",")]
     per_family = args.per_family
@@ -156,7 +168,8 @@ def main(argv: list[str]) -> int:
         threads, batches, per_family = [1], [64], 1
     started = time.perf_counter()
     networks = grid_networks(per_family)
-    out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{machine_slug()}"
+    slug = machine_slug() if not cuda else _gpu_slug(args.device)
+    out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{slug}"
     out.mkdir(parents=True, exist_ok=True)
     if args.source is not None:  # the measured rows and their profile, analysed by today's model
         saved = json.loads(Path(args.source).read_text(encoding="utf-8"))
@@ -164,9 +177,9 @@ def main(argv: list[str]) -> int:
         started -= float(saved.get("seconds") or 0.0)  # the measuring run's time, not this analysis's
         argv = saved["command"].split()[3:]
     else:
-        profile = profile_device("cpu", threads=threads)
+        profile = profile_device(args.device, threads=None if cuda else threads)
         print(f"profile: {profile['seconds']:.1f} s, load {os.getloadavg()}")
-        rows = measure_grid(networks, batches, threads, args.min_seconds)
+        rows = measure_grid(networks, batches, threads, args.min_seconds, args.device)
         kept = {"machine": finish(info), "command": "python -m bench predict " + " ".join(argv)}
         (out / "result.json").write_text(
             json.dumps({**kept, "profile": profile, "rows": rows}), encoding="utf-8"
@@ -214,6 +227,13 @@ def main(argv: list[str]) -> int:
     print(text)
     print(f"written to {out}")
     return 0
+
+
+def _gpu_slug(device: str) -> str:
+    import torch
+
+    name = torch.cuda.get_device_name(torch.device(device)).lower()
+    return "-".join(part for part in name.replace("nvidia", "").split() if part.isalnum())
 
 
 def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:

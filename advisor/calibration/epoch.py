@@ -57,6 +57,10 @@ def loading_seconds_per_batch(
     if threads:
         torch.set_num_threads(int(threads))  # gathering is an intra-op parallel kernel too
     try:
+        # one gather first: its kernel's first call (a CUDA module load, ~10 ms) is not a batch's cost
+        gathered = tuple(t[order[:batch_size]] for t in data)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
         start = time.perf_counter()
         for i in range(count):
             index = order[i * batch_size : (i + 1) * batch_size]

@@ -24,7 +24,7 @@ from torch import nn
 
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.devices import cpu_model_name, physical_cores
-from advisor.engine.costmodel import SEQUENCE_STEPS, step_factor
+from advisor.engine.costmodel import LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
 from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
@@ -44,14 +44,34 @@ LSTM_SIZES = (
     (64, 256, 256),
 )  # (batch, input, hidden) of one layer; 8 steps
 LSTM_STEPS = SEQUENCE_STEPS
-LONG_STEPS = 128  # the sequence over which per-step growth is measured
+LONG_STEPS = LONG_SEQUENCE_STEPS  # the sequence over which per-step growth is measured
 VALUES = (1_000, 30_000, 300_000, 3_000_000)
 PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
+# A GPU's curves need points far larger than a CPU's to leave the launch-bound region: at the CPU's sizes an
+# H100's largest product took 0.18 ms at 5e8 FLOPs (3 TFLOP/s), and everything beyond it was extrapolated at
+# that rate, 10x slow (bench/results/cuda_2026-11-23_h100-80gb-hbm3/)
+CUDA_LINEAR_SIZES = ((1024, 2048, 2048), (4096, 4096, 4096))
+CUDA_CONV_SIZES = ((128, 64, 128, 32), (256, 128, 128, 32))
+CUDA_LSTM_SIZES = ((256, 512, 512), (1024, 1024, 1024))
+CUDA_VALUES = (30_000_000, 300_000_000)
+CUDA_PARAMETERS = (30_000_000,)
+# On a GPU the host queues kernels ahead of the device, so inside a step a layer costs the longer of its
+# launches and its kernels, not launches + kernels + a synchronisation: a point is timed over this many
+# back-to-back calls per synchronisation (the whole steps keep one per step, as measure() does)
+CUDA_PIPELINE = 8
 
 
 def _median_seconds(
-    run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS
+    run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS, repeat: int = 1
 ) -> float:
+    """Median seconds of one `run()`; each timed sample is `repeat` runs and one synchronisation."""
+    if repeat > 1:
+        once = run
+
+        def run() -> None:
+            for _ in range(repeat):
+                once()
+
     first = time.perf_counter()
     run()
     sync()
@@ -66,17 +86,17 @@ def _median_seconds(
         run()
         sync()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return statistics.median(times) / repeat
 
 
-def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None]) -> float:
+def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None], repeat: int = 1) -> float:
     def run() -> None:
         out = module(x)
         if isinstance(out, tuple):
             out = out[0]
         out.sum().backward()
 
-    return _median_seconds(run, sync)
+    return _median_seconds(run, sync, repeat=repeat)
 
 
 def _harness_step(
@@ -99,7 +119,9 @@ def _whole_steps(rates: ThreadProfile, dev: torch.device, sync: Callable[[], Non
     rates["step_factor"] = step_factor(rates)
 
 
-def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> tuple[float, list[float]]:
+def _sequence_exponent(
+    dev: torch.device, sync: Callable[[], None], repeat: int = 1
+) -> tuple[float, list[float]]:
     """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps (the exponent,
     at least 0) and the two per-step seconds themselves, kept: the grid's long LSTMs measured about half the
     8-step point's per-step cost (bench/README.md, "predict", 2026-11-23), which an exponent clamped at 0
@@ -107,7 +129,7 @@ def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> tuple[flo
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
-        _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync) / steps
+        _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync, repeat) / steps
         for steps in (LSTM_STEPS, LONG_STEPS)
     )
     exponent = min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
@@ -115,7 +137,7 @@ def _sequence_exponent(dev: torch.device, sync: Callable[[], None]) -> tuple[flo
 
 
 def _optimizer_seconds(
-    name: str, tensors: int, parameters: int, dev: torch.device, sync: Callable[[], None]
+    name: str, tensors: int, parameters: int, dev: torch.device, sync: Callable[[], None], repeat: int = 1
 ) -> float:
     size = max(1, parameters // tensors)
     params = [nn.Parameter(torch.rand(size, device=dev)) for _ in range(tensors)]
@@ -126,14 +148,16 @@ def _optimizer_seconds(
         opt = torch.optim.Adam(params, lr=1e-3)
     else:
         opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    return _median_seconds(opt.step, sync)
+    return _median_seconds(opt.step, sync, repeat=repeat)
 
 
 def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
+    cuda = dev.type == "cuda"
+    r = CUDA_PIPELINE if cuda else 1
     # a layer's share: forward + backward of it alone, less what the same with a layer of nothing costs
     x1 = torch.rand(4, 4, device=dev, requires_grad=True)
-    one = _fwd_bwd(nn.Linear(4, 4).to(dev), x1, sync)
-    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev), x1, sync)
+    one = _fwd_bwd(nn.Linear(4, 4).to(dev), x1, sync, r)
+    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev), x1, sync, r)
     base = max(one - (five - one) / 4, one * 0.1)
     # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
     # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
@@ -146,29 +170,33 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
         return max(seconds - base, seconds * 0.05)  # the layer's own share, without the step's fixed cost
 
     linear, conv, recurrent, simple, elementwise = [], [], [], [], []
-    for b, i, o in LINEAR_SIZES:
+    for b, i, o in LINEAR_SIZES + (CUDA_LINEAR_SIZES if cuda else ()):
         x = torch.rand(b, i, device=dev, requires_grad=True)
-        linear.append([2.0 * b * i * o, net(_fwd_bwd(nn.Linear(i, o).to(dev), x, sync))])
-    for b, ci, co, side in CONV_SIZES:
+        linear.append([2.0 * b * i * o, net(_fwd_bwd(nn.Linear(i, o).to(dev), x, sync, r))])
+    for b, ci, co, side in CONV_SIZES + (CUDA_CONV_SIZES if cuda else ()):
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         flops = 2.0 * b * co * side * side * ci * 9
-        conv.append([flops, net(_fwd_bwd(nn.Conv2d(ci, co, 3, padding=1).to(dev), x, sync))])
-    for b, i, h in LSTM_SIZES:
+        conv.append([flops, net(_fwd_bwd(nn.Conv2d(ci, co, 3, padding=1).to(dev), x, sync, r))])
+    for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
         lstm = nn.LSTM(i, h, batch_first=True).to(dev)
         per_step = 2.0 * b * 4 * h * (i + h)
-        recurrent.append([per_step, net(_fwd_bwd(lstm, x, sync)) / LSTM_STEPS])
+        recurrent.append([per_step, net(_fwd_bwd(lstm, x, sync, r)) / LSTM_STEPS])
         rnn = nn.RNN(i, h, batch_first=True).to(dev)
-        simple.append([per_step / 4, net(_fwd_bwd(rnn, x, sync)) / LSTM_STEPS])
-    for n in VALUES:
+        simple.append([per_step / 4, net(_fwd_bwd(rnn, x, sync, r)) / LSTM_STEPS])
+    values = VALUES + (CUDA_VALUES if cuda else ())
+    for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
-        elementwise.append([float(n), net(_fwd_bwd(nn.ReLU(), x, sync))])
+        elementwise.append([float(n), net(_fwd_bwd(nn.ReLU(), x, sync, r))])
     optimizer: dict[str, list[list[float]]] = {}
     per_tensor: dict[str, float] = {}
     for name in ("sgd", "adam"):
-        optimizer[name] = [[float(p), _optimizer_seconds(name, 2, p, dev, sync)] for p in PARAMETERS]
-        many = _optimizer_seconds(name, 16, 16_000, dev, sync)
-        few = _optimizer_seconds(name, 2, 16_000, dev, sync)
+        optimizer[name] = [
+            [float(p), _optimizer_seconds(name, 2, p, dev, sync, r)]
+            for p in PARAMETERS + (CUDA_PARAMETERS if cuda else ())
+        ]
+        many = _optimizer_seconds(name, 16, 16_000, dev, sync, r)
+        few = _optimizer_seconds(name, 2, 16_000, dev, sync, r)
         per_tensor[name] = max(0.0, (many - few) / 14)
     biggest = linear[-1]
     rates: ThreadProfile = {
@@ -181,7 +209,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
         "optimizer_tensor_seconds": per_tensor,
         "step_seconds": step,
         "flops": 3 * biggest[0] / biggest[1],
-        "bandwidth": 4 * 4 * VALUES[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
+        "bandwidth": 4 * 4 * values[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
     }
     _whole_steps(rates, dev, sync)
     return rates
@@ -202,6 +230,8 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
     dev = torch.device(device)
     started = time.perf_counter()
     if dev.type == "cuda":
+        if dev.index is None:  # "cuda": the current GPU, as torch reads it (set_device needs an index)
+            dev = torch.device("cuda", torch.cuda.current_device())
         torch.cuda.set_device(dev)
 
         def sync() -> None:
@@ -226,10 +256,12 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
-        exponent, per_step = _sequence_exponent(dev, sync)
+        exponent, per_step = _sequence_exponent(dev, sync, CUDA_PIPELINE if dev.type == "cuda" else 1)
         for rates in by_threads.values():
             rates["sequence_exponent"] = exponent
             rates["sequence_step_seconds"] = per_step
+            if dev.type == "cuda":
+                rates["sequence_line"] = True
     finally:
         torch.set_num_threads(previous)
     return {

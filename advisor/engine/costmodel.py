@@ -36,6 +36,7 @@ _CD1_SHARE = 5 / 3
 # of the three products the profile timed
 NO_INPUT_GRAD_SHARE = 2 / 3
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
+LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,7 @@ def _layer_seconds(
         # than the FLOPs for small cells
         cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
         curve = rates["rnn"] if kind == "RNN" else rates["recurrent"]
-        # the profile's cells run 8 steps; longer sequences cost more per step (profile.sequence_exponent)
-        longer = max(1.0, shape[0] / SEQUENCE_STEPS) ** rates.get("sequence_exponent", 0.0)
+        longer = _sequence_share(rates, int(shape[0]))
         return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
     if kind in _FREE:
         return out, 0.0, 0.0
@@ -94,6 +94,23 @@ def _layer_seconds(
         return out, 0.0, interpolate(rates["elementwise"], looked) + interpolate(rates["elementwise"], table)
     weight = _VALUE_WEIGHT.get(kind, 1.0)
     return out, 0.0, weight * interpolate(rates["elementwise"], batch * max(math.prod(shape), math.prod(out)))
+
+
+def _sequence_share(rates: ThreadProfile, steps: int) -> float:
+    """A time step's seconds in a sequence of `steps` over its seconds in the profile's 8-step cells. The
+    profile times a small LSTM at 8 and 128 steps; a call costs a fixed part (launches, cuDNN's set-up) plus a
+    part per step, the line through those two points. On an H100 the 128-step cell cost 1/15 of the 8-step
+    one per step (the launches are most of a short call) and the exponent clamped at 0 charged a 200-step
+    LSTM 15x over. A CPU's profile keeps the exponent: the line predicted the grid's LSTMs worse there
+    (bench predict --from the three quiet runs of 2026-11-23: median error 17.8/22.9/17.7% rose to
+    18.6/29.9/22.2%)."""
+    points = rates.get("sequence_step_seconds")
+    if not rates.get("sequence_line") or not points or len(points) != 2 or points[0] <= 0:
+        return float(max(1.0, steps / SEQUENCE_STEPS) ** rates.get("sequence_exponent", 0.0))
+    short, long = SEQUENCE_STEPS * points[0], LONG_SEQUENCE_STEPS * points[1]  # seconds of a whole call
+    per_step = max(0.0, (long - short) / (LONG_SEQUENCE_STEPS - SEQUENCE_STEPS))
+    fixed = max(0.0, short - SEQUENCE_STEPS * per_step)
+    return (fixed / max(1, steps) + per_step) / points[0]
 
 
 def _network_seconds(

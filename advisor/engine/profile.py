@@ -16,7 +16,7 @@ from typing import NotRequired, TypedDict
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
 # 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
 # their input's gradient, weights in a product's memory time and embeddings' dense gradients
-PROFILE_VERSION = 3
+PROFILE_VERSION = 4
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2
@@ -45,8 +45,11 @@ class ThreadProfile(TypedDict):
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state
     # kept for backward; absent in older profiles: 0, a constant per-step cost)
     sequence_exponent: NotRequired[float]
-    # per-step seconds of that LSTM at 8 and at 128 steps (version >= 3; kept for analysis, not read yet)
+    # per-step seconds of that LSTM at 8 and at 128 steps (version >= 3)
     sequence_step_seconds: NotRequired[list[float]]
+    # True (GPU profiles, version >= 4): a call costs a fixed part plus a part per step, the line through
+    # those two points, instead of the exponent (costmodel._sequence_share); on a CPU the line was worse
+    sequence_line: NotRequired[bool]
 
 
 class DeviceProfile(TypedDict):

@@ -179,6 +179,37 @@ def test_it_costs_long_sequences_by_the_profiles_sequence_exponent(
     assert low * 0.999 <= long / short <= high * 1.001
 
 
+@pytest.mark.parametrize(
+    ("points", "line", "steps", "expected_ratio"),
+    [
+        # 8 steps 100 us a step, 128 steps 10 us a step: a call costs 768 us plus 4 us a step
+        ([100e-6, 10e-6], True, 8, 1.0),
+        ([100e-6, 10e-6], True, 128, 128 / 8 * 0.1),
+        ([100e-6, 10e-6], True, 200, (768e-6 + 200 * 4e-6) / (8 * 100e-6)),
+        # an H100's profile: the 128-step call (13 us a step) cost no more than the 8-step one (243 us a
+        # step), all launches: a call of any length costs the same
+        ([243e-6, 13e-6], True, 200, 1.0),
+        # per-step cost constant: the line is the exponent 0's
+        ([10e-6, 10e-6], True, 200, 200 / 8),
+        # a CPU profile (no line flag) keeps the exponent (0 here: constant per step) whatever the points
+        ([243e-6, 13e-6], False, 128, 128 / 8),
+    ],
+)
+def test_it_costs_long_sequences_along_the_line_through_the_profiles_two_lengths(
+    points: list[float], line: bool, steps: int, expected_ratio: float
+) -> None:
+    profile = copy.deepcopy(PROFILE)
+    rates = profile["threads"]["1"]
+    rates["step_factor"], rates["sequence_exponent"], rates["sequence_step_seconds"] = 1.0, 0.0, points
+    if line:
+        rates["sequence_line"] = True
+    flat = copy.deepcopy(PROFILE)
+    flat["threads"]["1"]["step_factor"] = 1.0
+    short = step_cost(_lstm(8), batch_size=16, threads=1, profile=flat).compute
+    long = step_cost(_lstm(steps), batch_size=16, threads=1, profile=profile).compute
+    assert long / short == pytest.approx(expected_ratio, rel=1e-6)
+
+
 @pytest.mark.parametrize("factor", [0.5, 1.0, 2.5])
 def test_a_profiles_step_factor_scales_the_whole_step(factor: float) -> None:
     cnn = _families()["cnn"]

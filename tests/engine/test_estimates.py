@@ -139,3 +139,33 @@ def test_it_builds_shi_et_als_lstm_and_estimates_it_within_2x(gpu: str, steps: i
     predicted = estimate_for(rec, 0, batch_size=128)["seconds_per_batch"]
     column = {"gtx-980": "gpu_gtx980", "gtx-1080": "gpu_gtx1080", "k80-gk210": "gpu_k80"}[gpu]
     assert 0.5 < predicted / _fastest(f"LSTM-{steps}", column) < 2.0
+
+
+@pytest.mark.parametrize(
+    ("flops", "layers", "bound"),
+    [
+        (1e3, 3, "host"),  # a small network on an H100: its launches, whatever its FLOPs (bench predict)
+        (1e3, 40, "host"),  # more layers, more launches
+        (1e10, 3, "device"),  # a large one: the device's time, the host's queueing hidden under it
+    ],
+)
+def test_it_costs_a_gpu_step_as_the_longer_of_the_hosts_launches_and_the_devices_work(
+    flops: float, layers: int, bound: str
+) -> None:
+    from advisor.engine.estimate import LAYER_SECONDS, STEP_SECONDS, Device, seconds_per_batch
+
+    h100 = Device("gpu", "H100", 67e12, 3.35e12, 1, 80e9)
+    seconds = seconds_per_batch(
+        family="ffn",
+        flops=int(flops),
+        parameters=1000,
+        activations=100,
+        layers=layers,
+        batch_size=64,
+        device=h100,
+    )
+    host = STEP_SECONDS["gpu"] + layers * LAYER_SECONDS["gpu"]
+    if bound == "host":
+        assert seconds == pytest.approx(host)
+    else:
+        assert seconds > host and seconds == pytest.approx(3 * flops * 64 / (67e12 * 0.45))
