@@ -6,6 +6,7 @@ not hide the others:
   devices      detect_devices() lists the GPU with its memory
   profile      profile_device("cuda"): the matrix curve, launch floor, copy bandwidth
   measure      measure() with CUDA events and synchronisation; allocator statistics (peak, reserved)
+  recurrent_memory  cuDNN's RNN, LSTM and GRU against the engine's memory estimate
   oom          a doubling sweep through run_job() under a memory cap: out of memory is a row, the job succeeds
   gathering    loading_seconds_per_batch() and a real train_one_epoch() on the device (the refill), against
                the mean step plus gathering (calibration/epoch.py)
@@ -76,6 +77,65 @@ def check_measure(device: str) -> dict[str, Any]:
     return {"rows": rows}
 
 
+def _recurrent(kind: str, steps: int, hidden: int, layers: int, embedded: bool) -> dict[str, Any]:
+    first: list[dict[str, Any]] = (
+        [{"kind": "Embedding", "args": {"num_embeddings": 1000, "embedding_dim": hidden}}] if embedded else []
+    )
+    cell = {"input_size": hidden, "hidden_size": hidden, "num_layers": layers, "batch_first": True}
+    return {
+        "family": "lstm" if kind == "LSTM" else "rnn",
+        "networks": {
+            "model": [
+                *first,
+                {"kind": kind, "args": cell},
+                {"kind": "LastStep", "args": {}},
+                {"kind": "Linear", "args": {"in_features": hidden, "out_features": 5}},
+            ]
+        },
+        "io": {
+            "input_shape": [steps] if embedded else [steps, hidden],
+            "input_dtype": "int64" if embedded else "float32",
+            "vocab_size": 1000 if embedded else None,
+            "target": "class",
+            "outputs": 5,
+            "latent_size": None,
+        },
+        "training": {"optimizer": "adam", "batch_size": 64},
+    }
+
+
+def check_recurrent_memory(device: str) -> dict[str, Any]:
+    """cuDNN's recurrent layers against the engine's memory model, which counts what autograd saves on a CPU:
+    bench memory found an embedded 2-layer RNN 3.6x over its estimate on an H100."""
+    from advisor.calibration import measure
+    from advisor.engine.memory import memory_for
+
+    rows = []
+    for kind in ("RNN", "LSTM", "GRU"):
+        for steps, hidden, layers, embedded in ((32, 256, 2, True), (32, 256, 2, False), (64, 128, 1, False)):
+            c = _recurrent(kind, steps, hidden, layers, embedded)
+            for batch in (64, 1024):
+                m = measure(c, device=device, batch_size=batch, min_iterations=3, min_seconds=0.05, warmup=1)
+                estimate = memory_for(c, batch_size=batch, device="cuda")
+                rows.append(
+                    {
+                        "kind": kind,
+                        "steps": steps,
+                        "hidden": hidden,
+                        "layers": layers,
+                        "embedded": embedded,
+                        "batch": batch,
+                        "status": m["status"],
+                        "peak_memory_bytes": m["peak_memory_bytes"],
+                        "estimate": estimate,
+                        "error": estimate["total"] / m["peak_memory_bytes"] - 1
+                        if m["peak_memory_bytes"]
+                        else None,
+                    }
+                )
+    return {"rows": rows}
+
+
 def check_oom(device: str) -> dict[str, Any]:
     from advisor.calibration import JobPlan, run_job
 
@@ -140,6 +200,7 @@ CHECKS: dict[str, Callable[[str], dict[str, Any]]] = {
     "devices": check_devices,
     "profile": check_profile,
     "measure": check_measure,
+    "recurrent_memory": check_recurrent_memory,
     "oom": check_oom,
     "gathering": check_gathering,
     "nccl": check_nccl,

@@ -43,6 +43,10 @@ MULTI_GPU_CUT = 0.35
 # run's profile: 51% with the profiles' stored step factor, 56% with the factor a fresh profile derives under
 # today's model (85% before, from loaded runs).
 PROFILED_ERROR = 0.55
+# A GPU's profile: two profiles of one H100, minutes apart, predicted the same 60 measured steps with median
+# errors of 21.7% and 46.7% and 90th percentiles of 49% and 99% (bench/results/predict_2026-11-23_h100-*):
+# its small points time the host's Python and launches, which varied 2x between the two
+PROFILED_ERROR_GPU = 1.0
 CATALOG_ERROR = 1.4
 # Measured: the same configuration measured again minutes later (the mean of the two other quiet runs
 # predicting the third) was within 37% for 90% of the grid; the mean step against a real epoch in the same
@@ -202,3 +206,8 @@ def assemble(
         "data_seconds_per_epoch": stall,
         **extra,
     }
+
+
+def profiled_error(kind: str) -> float:
+    """The error band of a profiled estimate on a device of this profile kind ("cpu" | "cuda")."""
+    return PROFILED_ERROR_GPU if kind == "cuda" else PROFILED_ERROR

@@ -12,10 +12,10 @@ from advisor.engine.costmodel import step_cost
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
 from advisor.engine.estimate import (
     CATALOG_ERROR,
-    PROFILED_ERROR,
     assemble,
     device_for,
     layer_count,
+    profiled_error,
     seconds_per_batch,
 )
 from advisor.engine.learned import Correction
@@ -155,7 +155,7 @@ def analytic(
             basis, error = "predicted", correction.expected_error
         else:
             per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
-            basis, error = "profiled", PROFILED_ERROR
+            basis, error = "profiled", profiled_error(profile["kind"])
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],

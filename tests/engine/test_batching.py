@@ -178,3 +178,20 @@ def test_a_gpu_plan_follows_the_batch_but_not_threads() -> None:
     assert followed["candidates"][0]["memory_bytes"] == memory_for(
         followed["candidates"][0], batch_size=planned * 2, device="cuda"
     )
+
+
+@pytest.mark.parametrize(
+    ("s", "profile", "band"),
+    [
+        (spec("vision", [1, 28, 28], outputs=10, hardware=CPU2), PROFILE, "±55%"),
+        # a GPU's profile carries its own, wider band: its launch-bound points varied 2x between profiles
+        (spec("vision", [1, 28, 28], outputs=10, hardware=GPU), GPU_PROFILE, "±100%"),
+    ],
+)
+def test_it_gives_a_profiled_estimate_the_band_of_its_device_kind(
+    s: dict[str, Any], profile: Any, band: str
+) -> None:
+    first = recommend(s, profile=profile, device="vm0")["candidates"][0]
+    assert first["estimate"]["basis"] == "profiled"
+    assert first["estimate"]["expected_error"] == float(band.strip("±%")) / 100
+    assert f"(profiled, {band})" in _rule(first, "batch.profiled")["text"]  # type: ignore[index]
