@@ -184,8 +184,8 @@ def test_a_gpu_plan_follows_the_batch_but_not_threads() -> None:
     ("s", "profile", "band"),
     [
         (spec("vision", [1, 28, 28], outputs=10, hardware=CPU2), PROFILE, "±55%"),
-        # a GPU's profile carries its own, wider band: its launch-bound points varied 2x between profiles
-        (spec("vision", [1, 28, 28], outputs=10, hardware=GPU), GPU_PROFILE, "±100%"),
+        # a GPU's profile carries its own, wider band: its launch-bound points varied between profiles
+        (spec("vision", [1, 28, 28], outputs=10, hardware=GPU), GPU_PROFILE, "±75%"),
     ],
 )
 def test_it_gives_a_profiled_estimate_the_band_of_its_device_kind(
