@@ -17,6 +17,7 @@ Writes result.json to --out (default bench/results/cuda_<date>_<gpu>/).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 import traceback
@@ -24,15 +25,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.machine import describe, finish
+from bench.machine import describe, finish, gpu_slug
 
 RESULTS = Path(__file__).with_name("results")
 
 
-def _candidate(family: str) -> dict[str, Any]:
+@functools.cache
+def _grid() -> dict[str, dict[str, Any]]:
     from bench.predict_grid import grid_networks
 
-    return next(c for name, c in grid_networks(2) if name == f"{family}-large")
+    return dict(grid_networks(2))  # recommend() over every spec: once, not once per check
+
+
+def _candidate(family: str) -> dict[str, Any]:
+    return _grid()[f"{family}-large"]
 
 
 def check_devices(device: str) -> dict[str, Any]:
@@ -220,8 +226,7 @@ def main(argv: list[str]) -> int:
         return 2
     info = describe()
     gpu = torch.cuda.get_device_name(torch.device(args.device))
-    slug = "-".join(p for p in gpu.lower().replace("nvidia", "").split() if p.isalnum())
-    out = args.out or RESULTS / f"cuda_{info['started_utc'][:10]}_{slug}"
+    out = args.out or RESULTS / f"cuda_{info['started_utc'][:10]}_{gpu_slug(args.device)}"
     out.mkdir(parents=True, exist_ok=True)
     checks: dict[str, Any] = {}
     for name in args.only.split(","):

@@ -67,6 +67,14 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def gpu_slug(device: str) -> str:
+    """Names a GPU run's result folders: the GPU's name without the vendor ("h100-80gb-hbm3")."""
+    import torch
+
+    name = torch.cuda.get_device_name(torch.device(device))
+    return slug(re.sub("nvidia", "", name, flags=re.IGNORECASE))
+
+
 def machine_slug() -> str:
     """Names result folders: the CPU model without trademarks, physical cores, and the first GPU if any."""
     model = re.sub(r"\((r|tm)\)|cpu|processor|@.*", "", cpu_model(), flags=re.IGNORECASE)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import shi2016_paper
-from bench.machine import describe, finish, machine_slug
+from bench.machine import describe, finish, gpu_slug, machine_slug
 from bench.predict_grid import grid_networks
 from bench.shi2016 import reexec_with_allocator
 
@@ -168,7 +168,7 @@ def main(argv: list[str]) -> int:
         threads, batches, per_family = [1], [64], 1
     started = time.perf_counter()
     networks = grid_networks(per_family)
-    slug = machine_slug() if not cuda else _gpu_slug(args.device)
+    slug = gpu_slug(args.device) if cuda else machine_slug()
     out = args.out or RESULTS / f"predict_{info['started_utc'][:10]}_{slug}"
     out.mkdir(parents=True, exist_ok=True)
     if args.source is not None:  # the measured rows and their profile, analysed by today's model
@@ -227,13 +227,6 @@ def main(argv: list[str]) -> int:
     print(text)
     print(f"written to {out}")
     return 0
-
-
-def _gpu_slug(device: str) -> str:
-    import torch
-
-    name = torch.cuda.get_device_name(torch.device(device)).lower()
-    return "-".join(part for part in name.replace("nvidia", "").split() if part.isalnum())
 
 
 def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:
