@@ -2,8 +2,10 @@
 
 At each thread count from 1 to the physical cores (one count on CUDA), forward + backward of one layer of
 each kind at several sizes (Linear, Conv2d, LSTM, an activation), one optimiser step at several parameter
-counts and tensor counts, and the fixed cost of a step. Each point is the median of repeated runs after a
-warm-up; the whole profile takes about 10 s per thread count on a 2-core VM (bench/README.md, "predict").
+counts and tensor counts, and the fixed cost of a step; the thread counts are measured point by point, next
+to each other, so that they are compared under the same load. Each point is the median of repeated runs
+after a warm-up; the whole profile takes about 10 s per thread count on a 2-core VM (bench/README.md,
+"predict").
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import torch
@@ -59,6 +62,10 @@ CUDA_PARAMETERS = (30_000_000,)
 # launches and its kernels, not launches + kernels + a synchronisation: a point is timed over this many
 # back-to-back calls per synchronisation (the whole steps keep one per step, as measure() does)
 CUDA_PIPELINE = 8
+
+
+def _calls_per_sync(dev: torch.device) -> int:
+    return CUDA_PIPELINE if dev.type == "cuda" else 1
 
 
 def _median_seconds(
@@ -112,13 +119,6 @@ def _harness_step(
     return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync, budget)
 
 
-def _whole_steps(rates: ThreadProfile, dev: torch.device, sync: Callable[[], None]) -> None:
-    """Times the WHOLE_STEPS through the harness and sets the step factor from them (costmodel.step_factor);
-    the seconds are kept so that a later cost model can derive the factor again."""
-    rates["whole_step_seconds"] = [_harness_step(c, dev, sync, WHOLE_STEP_SECONDS) for c in WHOLE_STEPS]
-    rates["step_factor"] = step_factor(rates)
-
-
 def _sequence_exponent(
     dev: torch.device, sync: Callable[[], None], repeat: int = 1
 ) -> tuple[float, list[float]]:
@@ -151,68 +151,106 @@ def _optimizer_seconds(
     return _median_seconds(opt.step, sync, repeat=repeat)
 
 
-def _at_threads(dev: torch.device, sync: Callable[[], None]) -> ThreadProfile:
+class _Interleaved:
+    """Runs a measurement at every thread count back to back, the order reversed from one point to the next.
+
+    The thread counts were profiled one after the other, 10 s apart, and a shared machine's load moves in
+    that time: one count's points taken under more load made every 2-thread prediction of a run slower (or
+    faster) than the 1-thread one, and the plan picked the wrong count for 10 to 20 of 60 configurations of
+    `bench predict` in some runs (bench/README.md, "predict"). Measured next to each other, in ABBA order so
+    that a steady drift cancels, both counts see the same machine, and the choice between them is a
+    comparison of like with like."""
+
+    def __init__(self, counts: list[int], cpu: bool) -> None:
+        self.counts, self.cpu, self.flip = counts, cpu, False
+
+    def __call__(self, run: Callable[[], float]) -> dict[int, float]:
+        order = self.counts[::-1] if self.flip else self.counts
+        self.flip = not self.flip
+        seconds: dict[int, float] = {}
+        for count in order:
+            if self.cpu:
+                torch.set_num_threads(count)
+            seconds[count] = run()
+        return seconds
+
+
+def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) -> dict[str, ThreadProfile]:
+    """Every point at every count in `counts`, interleaved (_Interleaved); the rates per count."""
     cuda = dev.type == "cuda"
-    r = CUDA_PIPELINE if cuda else 1
+    r = _calls_per_sync(dev)
+    each = _Interleaved(counts, cpu=not cuda)
     # a layer's share: forward + backward of it alone, less what the same with a layer of nothing costs
     x1 = torch.rand(4, 4, device=dev, requires_grad=True)
-    one = _fwd_bwd(nn.Linear(4, 4).to(dev), x1, sync, r)
-    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev), x1, sync, r)
-    base = max(one - (five - one) / 4, one * 0.1)
+    lone, stack = nn.Linear(4, 4).to(dev), nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev)
+    one = each(partial(_fwd_bwd, lone, x1, sync, r))
+    five = each(partial(_fwd_bwd, stack, x1, sync, r))
     # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
     # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
     tiny = [
-        _harness_step(candidate([linear_layer(4, 4)] * depth, [4], 4, "sgd"), dev, sync) for depth in (1, 3)
+        each(partial(_harness_step, candidate([linear_layer(4, 4)] * depth, [4], 4, "sgd"), dev, sync))
+        for depth in (1, 3)
     ]
-    step = max(tiny[0] - (tiny[1] - tiny[0]) / 2, tiny[0] * 0.1)
-
-    def net(seconds: float) -> float:
-        return max(seconds - base, seconds * 0.05)  # the layer's own share, without the step's fixed cost
-
+    # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
     linear, conv, recurrent, simple, elementwise = [], [], [], [], []
     for b, i, o in LINEAR_SIZES + (CUDA_LINEAR_SIZES if cuda else ()):
-        x = torch.rand(b, i, device=dev, requires_grad=True)
-        linear.append([2.0 * b * i * o, net(_fwd_bwd(nn.Linear(i, o).to(dev), x, sync, r))])
+        x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
+        linear.append((2.0 * b * i * o, each(partial(_fwd_bwd, dense, x, sync, r))))
     for b, ci, co, side in CONV_SIZES + (CUDA_CONV_SIZES if cuda else ()):
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
-        flops = 2.0 * b * co * side * side * ci * 9
-        conv.append([flops, net(_fwd_bwd(nn.Conv2d(ci, co, 3, padding=1).to(dev), x, sync, r))])
+        kernel = nn.Conv2d(ci, co, 3, padding=1).to(dev)
+        conv.append((2.0 * b * co * side * side * ci * 9, each(partial(_fwd_bwd, kernel, x, sync, r))))
     for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
-        lstm = nn.LSTM(i, h, batch_first=True).to(dev)
+        lstm, rnn = nn.LSTM(i, h, batch_first=True).to(dev), nn.RNN(i, h, batch_first=True).to(dev)
         per_step = 2.0 * b * 4 * h * (i + h)
-        recurrent.append([per_step, net(_fwd_bwd(lstm, x, sync, r)) / LSTM_STEPS])
-        rnn = nn.RNN(i, h, batch_first=True).to(dev)
-        simple.append([per_step / 4, net(_fwd_bwd(rnn, x, sync, r)) / LSTM_STEPS])
+        recurrent.append((per_step, each(partial(_fwd_bwd, lstm, x, sync, r))))
+        simple.append((per_step / 4, each(partial(_fwd_bwd, rnn, x, sync, r))))
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
-        elementwise.append([float(n), net(_fwd_bwd(nn.ReLU(), x, sync, r))])
-    optimizer: dict[str, list[list[float]]] = {}
-    per_tensor: dict[str, float] = {}
+        elementwise.append((float(n), each(partial(_fwd_bwd, nn.ReLU(), x, sync, r))))
+    optimizer: dict[str, list[tuple[float, dict[int, float]]]] = {}
+    tensors: dict[str, tuple[dict[int, float], dict[int, float]]] = {}
     for name in ("sgd", "adam"):
         optimizer[name] = [
-            [float(p), _optimizer_seconds(name, 2, p, dev, sync, r)]
+            (float(p), each(partial(_optimizer_seconds, name, 2, p, dev, sync, r)))
             for p in PARAMETERS + (CUDA_PARAMETERS if cuda else ())
         ]
-        many = _optimizer_seconds(name, 16, 16_000, dev, sync, r)
-        few = _optimizer_seconds(name, 2, 16_000, dev, sync, r)
-        per_tensor[name] = max(0.0, (many - few) / 14)
-    biggest = linear[-1]
-    rates: ThreadProfile = {
-        "linear": linear,
-        "conv": conv,
-        "recurrent": recurrent,
-        "rnn": simple,
-        "elementwise": elementwise,
-        "optimizer": optimizer,
-        "optimizer_tensor_seconds": per_tensor,
-        "step_seconds": step,
-        "flops": 3 * biggest[0] / biggest[1],
-        "bandwidth": 4 * 4 * values[-1] / elementwise[-1][1],  # read + write forward, 2 reads + write back
-    }
-    _whole_steps(rates, dev, sync)
-    return rates
+        tensors[name] = (
+            each(partial(_optimizer_seconds, name, 16, 16_000, dev, sync, r)),
+            each(partial(_optimizer_seconds, name, 2, 16_000, dev, sync, r)),
+        )
+    # the whole steps set the factor that multiplies every prediction (costmodel.step_factor)
+    whole = [each(partial(_harness_step, c, dev, sync, WHOLE_STEP_SECONDS)) for c in WHOLE_STEPS]
+
+    def at(count: int) -> ThreadProfile:
+        base = max(one[count] - (five[count] - one[count]) / 4, one[count] * 0.1)
+        low, high = tiny[0][count], tiny[1][count]
+
+        def net(seconds: float) -> float:
+            return max(seconds - base, seconds * 0.05)  # the layer's own share, without the step's fixed cost
+
+        biggest = [linear[-1][0], net(linear[-1][1][count])]
+        rates: ThreadProfile = {
+            "linear": [[size, net(t[count])] for size, t in linear],
+            "conv": [[size, net(t[count])] for size, t in conv],
+            "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
+            "rnn": [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
+            "elementwise": [[size, net(t[count])] for size, t in elementwise],
+            "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
+            "optimizer_tensor_seconds": {
+                name: max(0.0, (many[count] - few[count]) / 14) for name, (many, few) in tensors.items()
+            },
+            "step_seconds": max(low - (high - low) / 2, low * 0.1),
+            "flops": 3 * biggest[0] / biggest[1],
+            "bandwidth": 4 * 4 * values[-1] / net(elementwise[-1][1][count]),  # read + write, 2 reads + write
+            "whole_step_seconds": [t[count] for t in whole],
+        }
+        rates["step_factor"] = step_factor(rates)
+        return rates
+
+    return {str(count): at(count) for count in counts}
 
 
 def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
@@ -247,16 +285,12 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         counts = threads or list(range(1, physical_cores() + 1))
         processor = cpu_model_name()
     previous = torch.get_num_threads()
-    by_threads: dict[str, ThreadProfile] = {}
     try:
-        for count in counts:
-            if dev.type == "cpu":
-                torch.set_num_threads(count)
-            by_threads[str(count)] = _at_threads(dev, sync)
+        by_threads = _at_threads(dev, sync, counts)
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
-        exponent, per_step = _sequence_exponent(dev, sync, CUDA_PIPELINE if dev.type == "cuda" else 1)
+        exponent, per_step = _sequence_exponent(dev, sync, _calls_per_sync(dev))
         for rates in by_threads.values():
             rates["sequence_exponent"] = exponent
             rates["sequence_step_seconds"] = per_step
