@@ -194,7 +194,7 @@ def main(argv: list[str]) -> int:
         row["error_profiled"] = (row["profiled"] - row["measured"]) / row["measured"]
     features = rows_features([(candidates[r["network"]], r["batch"], r["threads"]) for r in rows], profile)
     learned = cross_validate(rows, features, max_folds=len(rows))  # each network left out on its own
-    thread_hits = _thread_choice(rows)
+    thread_hits = thread_choice(rows)
     shi = catalog_vs_shi()
     result = {
         "machine": info,
@@ -229,8 +229,9 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """For each (network, batch): is the predicted-fastest thread count within 5% of the measured best?"""
+def thread_choice(rows: list[dict[str, Any]], by: str = "profiled") -> dict[str, Any]:
+    """For each (network, batch): is the thread count fastest by `by` (the profiled prediction, or another
+    run's measurement) within 5% of the measured best?"""
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["network"], r["batch"]), []).append(r)
@@ -239,7 +240,7 @@ def _thread_choice(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if len(group) < 2:
             continue
         best = min(r["measured"] for r in group)
-        chosen = min(group, key=lambda r: r["profiled"])
+        chosen = min(group, key=lambda r: r[by])
         total += 1
         hits += chosen["measured"] <= 1.05 * best
     return {"configurations": total, "within_5pct": hits / total if total else None}

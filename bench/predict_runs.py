@@ -75,6 +75,24 @@ def floor(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def thread_choices(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The plan's thread choice in each run, and the ceiling noise leaves any predictor: one run's
+    measured-fastest count scored against each other run's measurements (every ordered pair)."""
+    from bench.predict import thread_choice
+
+    other = []
+    for i, a in enumerate(runs):
+        fastest = {_key(r): float(r["measured"]) for r in a}
+        for j, b in enumerate(runs):
+            if i != j:
+                rows = [{**r, "other": fastest[_key(r)]} for r in b if _key(r) in fastest]
+                other.append(thread_choice(rows, by="other")["within_5pct"])
+    return {
+        "profiled_each_run": [thread_choice(rows)["within_5pct"] for rows in runs],
+        "another_runs_measurement": sorted(other),
+    }
+
+
 def _against_median(
     keys: list[Key], runs: list[list[dict[str, Any]]], field: str, threads: int | None = None
 ) -> dict[str, float]:
@@ -150,6 +168,7 @@ def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
         ],
         "profile_seconds": [s["profile"]["seconds"] for s in saved],
         "floor": floor(runs),
+        "threads_within_5pct": thread_choices(runs),
         "each_run_profiled": [stats(errors("profiled", rows)) for rows in runs],
         "pooled": {name: stats(errors(field, pooled)) for name, field in fields.items()},
         "against_median": {name: _against_median(keys, runs, field) for name, field in fields.items()},
@@ -219,6 +238,15 @@ def table(result: dict[str, Any]) -> str:
     for t, by in result["against_median_by_threads"].items():
         for name, s in by.items():
             lines.append(_line(f"{name}, against the median, {t} thread(s)", s))
+    choice = result["threads_within_5pct"]
+    lines += [
+        "",
+        "Thread count within 5% of the measured fastest: the profile's choice in each run "
+        + ", ".join(f"{h:.0%}" for h in choice["profiled_each_run"])
+        + "; one run's measured-fastest count in another run (the ceiling the noise leaves), median "
+        + f"{statistics.median(choice['another_runs_measurement']):.0%}, range "
+        + f"{choice['another_runs_measurement'][0]:.0%}-{choice['another_runs_measurement'][-1]:.0%}.",
+    ]
     lines += [
         "",
         "| network | batch | threads | measured ms (each run) | spread | profiled ms (median) "

@@ -12,7 +12,7 @@ import pytest
 
 from advisor.engine.costmodel import step_cost
 from bench import predict
-from bench.predict_runs import floor, stats
+from bench.predict_runs import floor, stats, thread_choices
 from tests.engine.profiles import synthetic_profile
 
 NETWORKS = ("ae-small", "rbm-small", "gan-small", "vae-small")
@@ -104,3 +104,39 @@ def test_stats_report_the_signed_median_and_the_90th_percentile() -> None:
     s = stats([0.1, -0.2, 0.3, -0.05, 0.0, 0.15, -0.1, 0.25, 0.05, -0.3])
     assert s["n"] == 10 and s["median_signed"] == pytest.approx(0.025)
     assert s["within_20"] == pytest.approx(0.7) and s["p90_abs"] == pytest.approx(0.3)
+
+
+def _rows(seconds: dict[tuple[str, int], float]) -> list[dict[str, Any]]:
+    """Rows of one run: (network, threads) -> measured seconds, at one batch, predicted as measured."""
+    return [
+        {"network": net, "batch": 64, "threads": t, "measured": s, "profiled": s}
+        for (net, t), s in seconds.items()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("runs", "own", "ceiling"),
+    [
+        # the same fastest count in both runs: every choice holds in the other run
+        ([{("a", 1): 1.0, ("a", 2): 2.0}, {("a", 1): 1.1, ("a", 2): 2.0}], [1.0, 1.0], [1.0, 1.0]),
+        # the fastest count flips between runs by more than 5%: each run's choice misses in the other
+        ([{("a", 1): 1.0, ("a", 2): 1.2}, {("a", 1): 1.2, ("a", 2): 1.0}], [1.0, 1.0], [0.0, 0.0]),
+        # a flip within 5% is no miss
+        ([{("a", 1): 1.0, ("a", 2): 1.04}, {("a", 1): 1.04, ("a", 2): 1.0}], [1.0, 1.0], [1.0, 1.0]),
+        # two configurations, one flips: half
+        (
+            [
+                {("a", 1): 1.0, ("a", 2): 2.0, ("b", 1): 1.0, ("b", 2): 1.5},
+                {("a", 1): 1.0, ("a", 2): 2.0, ("b", 1): 1.5, ("b", 2): 1.0},
+            ],
+            [1.0, 1.0],
+            [0.5, 0.5],
+        ),
+    ],
+)
+def test_it_scores_the_thread_choice_against_another_runs_measurement(
+    runs: list[dict[tuple[str, int], float]], own: list[float], ceiling: list[float]
+) -> None:
+    choice = thread_choices([_rows(r) for r in runs])
+    assert choice["profiled_each_run"] == own
+    assert choice["another_runs_measurement"] == ceiling
