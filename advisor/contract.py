@@ -39,6 +39,7 @@ class Training(TypedDict):
     epochs: int
     loss: str
     momentum: NotRequired[float]
+    betas: NotRequired[list[float]]  # Adam's (beta1, beta2) where a rule sets them (DCGAN's image GANs)
 
 
 class MemoryBytes(TypedDict):

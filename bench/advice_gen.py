@@ -16,7 +16,7 @@ mode (VEEGAN's "high-quality samples"), and the held-out log-likelihood of the m
 
 The first candidate the engine recommends for `task: generation` (random samples) is a GAN. The probe's
 supervised loop cannot train it (it has no supervised output), so it is trained here with the calibration's
-own GAN step (`advisor.calibration.make_step`: its layers, initialisation, Adam 2e-4, batch 64) for the
+own GAN step (`advisor.calibration.make_step`: its layers, initialisation, optimiser, rate and batch) for the
 recommended updates (100 passes over the 4,000 examples the spec declares), keeping the generator of the
 epoch with the best C2ST score on the validation split (the "hold-out error" its early-stopping reason
 names). References: the true model; scikit-learn's Gaussian mixture (the number of components chosen by

@@ -76,7 +76,8 @@ TABLE = [
     ("init.small", TABULAR, spec("tabular", [20], goal="compress"), "0|2"),  # candidate 2: the RBM
     ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer", TABULAR, spec("generation", [3, 32, 32]), "0"),
-    ("train.optimizer.gan", spec("generation", [3, 32, 32]), TABULAR, "0"),
+    ("train.optimizer.gan", spec("generation", [3, 32, 32]), spec("generation", [2]), "0"),
+    ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "0"),
     ("train.optimizer.vae", spec("generation", [20], generation="controlled"), TABULAR, "0"),
     ("train.optimizer.cd", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer.published", IMAGENET, CIFAR, "0"),
