@@ -24,6 +24,7 @@ from typing import Any
 from bench import shi2016_paper
 from bench.machine import describe, finish, gpu_slug, machine_slug
 from bench.predict_grid import grid_networks
+from bench.predict_runs import analyse, thread_choice
 from bench.shi2016 import reexec_with_allocator
 
 RESULTS = Path(__file__).with_name("results")
@@ -141,8 +142,6 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     if args.source is not None and "," in args.source:
-        from bench.predict_runs import analyse
-
         paths = [Path(p) for p in args.source.split(",") if p]
         analyse(paths, args.out or paths[0].parent.with_name(paths[0].parent.name + "_together"))
         return 0
@@ -227,23 +226,6 @@ def main(argv: list[str]) -> int:
     print(text)
     print(f"written to {out}")
     return 0
-
-
-def thread_choice(rows: list[dict[str, Any]], by: str = "profiled") -> dict[str, Any]:
-    """For each (network, batch): is the thread count fastest by `by` (the profiled prediction, or another
-    run's measurement) within 5% of the measured best?"""
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for r in rows:
-        groups.setdefault((r["network"], r["batch"]), []).append(r)
-    hits = total = 0
-    for group in groups.values():
-        if len(group) < 2:
-            continue
-        best = min(r["measured"] for r in group)
-        chosen = min(group, key=lambda r: r[by])
-        total += 1
-        hits += chosen["measured"] <= 1.05 * best
-    return {"configurations": total, "within_5pct": hits / total if total else None}
 
 
 def _table(result: dict[str, Any]) -> str:

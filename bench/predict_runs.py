@@ -75,11 +75,26 @@ def floor(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def thread_choice(rows: list[dict[str, Any]], by: str = "profiled") -> dict[str, Any]:
+    """For each (network, batch): is the thread count fastest by `by` (the profiled prediction, or another
+    run's measurement) within 5% of the measured best?"""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["network"], r["batch"]), []).append(r)
+    hits = total = 0
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        best = min(r["measured"] for r in group)
+        chosen = min(group, key=lambda r: r[by])
+        total += 1
+        hits += chosen["measured"] <= 1.05 * best
+    return {"configurations": total, "within_5pct": hits / total if total else None}
+
+
 def thread_choices(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     """The plan's thread choice in each run, and the ceiling noise leaves any predictor: one run's
     measured-fastest count scored against each other run's measurements (every ordered pair)."""
-    from bench.predict import thread_choice
-
     other = []
     for i, a in enumerate(runs):
         fastest = {_key(r): float(r["measured"]) for r in a}

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from advisor.calibration.profile import profile_device as interleaved
 from advisor.engine.costmodel import step_cost
-from bench.predict import measure_grid, thread_choice
+from bench.predict import measure_grid
 from bench.predict_grid import grid_networks
+from bench.predict_runs import thread_choice
 
 spec = importlib.util.spec_from_file_location("profile_old", "/tmp/profile_old.py")
 assert spec is not None and spec.loader is not None
