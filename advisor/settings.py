@@ -219,7 +219,8 @@ CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
 # Workers refresh their devices' heartbeat this often; a device unseen for 3 periods is shown offline.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
 # A worker profiles its device for the time model before taking jobs, when it has no current profile
-# (about 25 s on a 2-core CPU); 0 leaves estimates on the catalog path until `manage.py profile_device`.
+# (15-17 s on a quiet 2-core CPU, longer under load); 0 leaves estimates on the catalog path until
+# `manage.py profile_device`.
 WORKER_PROFILE_DEVICES = env_bool("WORKER_PROFILE_DEVICES", True)
 
 LOGGING = {

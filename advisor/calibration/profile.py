@@ -4,7 +4,7 @@ At each thread count from 1 to the physical cores (one count on CUDA), forward +
 each kind at several sizes (Linear, Conv2d, LSTM, an activation), one optimiser step at several parameter
 counts and tensor counts, and the fixed cost of a step; the thread counts are measured point by point, next
 to each other, so that they are compared under the same load. Each point is the median of repeated runs
-after a warm-up; the whole profile takes about 10 s per thread count on a 2-core VM (bench/README.md,
+after a warm-up; the whole profile takes about 8 s per thread count on a quiet 2-core VM (bench/README.md,
 "predict").
 """
 
@@ -32,10 +32,14 @@ from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
-POINT_SECONDS = 0.06  # per measured point: enough repetitions for a stable median on a noisy VM
+# per measured point: enough repetitions for a stable median on a noisy VM. At 0.06 s (and 0.3 s whole
+# steps) six profiles of one quiet machine gave the grid of `bench predict` a median error of 15-32% and a
+# thread choice within 5% of the best in 45-85% of configurations; at 2.5 times as long, 15-27% and 67-82%,
+# scored on the same measured grids (bench/README.md, "predict", point length), for 15-17 s instead of 7-9 s
+POINT_SECONDS = 0.15
 # the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
 # was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
-WHOLE_STEP_SECONDS = 0.3
+WHOLE_STEP_SECONDS = 0.75
 # (batch, in, out): products from a tabular layer to a wide one
 LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer

@@ -17,7 +17,8 @@ from typing import NotRequired, TypedDict
 # 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
 # their input's gradient, weights in a product's memory time and embeddings' dense gradients
 # 4: a GPU's points pipelined and larger, the GPU's sequence line
-# 5: the thread counts measured point by point, interleaved (same load for both; A/B in bench/README.md)
+# 5: the thread counts measured point by point, interleaved (same load for both), each point 2.5x longer
+# (A/B on the same grids in bench/README.md, "predict")
 PROFILE_VERSION = 5
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
