@@ -26,10 +26,6 @@ PUBLISHED_EPOCHS = 90
 # (optimiser, learning rate, rule) per family; every other network trained by backpropagation gets Adam at
 # Kingma & Ba's default rate. Measured (`python -m bench advice`, bench/README.md): SGD 0.01 with momentum
 # left the digits CNN at 0.96-0.97 where Adam at 1e-3 reaches the tuned search's score.
-_OPTIMISER = {
-    "gan": ("adam", 2e-4, "train.optimizer.gan"),
-    "vae": ("adam", 1e-3, "train.optimizer.vae"),
-}
 # DCGAN's Adam (Radford et al. 2016 §4: rate 2e-4, beta1 0.5, both tuned on its convolutional image GANs; it
 # found Kingma & Ba's 0.001 "too high" there) is for image GANs only. A fully connected GAN on vectors gets
 # Kingma & Ba's defaults (rate 0.001, beta1 0.9) like every other network trained by backpropagation.
@@ -37,7 +33,11 @@ _OPTIMISER = {
 # covered 0 of 8 modes on all five seeds tried (C2ST score 0.24-0.29); at 1e-3 it covers 8/8/6/7/3 modes and
 # scores 0.45/0.42/0.29/0.35/0.31 (seed 2 a tie); DCGAN's beta1 0.5 moved the 2e-4 score by -2 to +4 points
 # and lowered two of three seeds at 1e-3, so vectors keep beta1 0.9.
-_GAN_VECTOR = ("adam", 1e-3, "train.optimizer.gan.vector")
+_OPTIMISER = {
+    "gan": ("adam", 2e-4, "train.optimizer.gan"),  # on images
+    "gan.vector": ("adam", 1e-3, "train.optimizer.gan.vector"),
+    "vae": ("adam", 1e-3, "train.optimizer.vae"),
+}
 DCGAN_BETAS = [0.5, 0.999]  # Radford et al. 2016 §4: beta1 0.5 (0.9 "resulted in training oscillation")
 _BACKPROP = ("adam", 1e-3, "train.optimizer")
 _PUBLISHED = ("sgd", 0.01, "train.optimizer.published")  # Krizhevsky et al. 2012 §5
@@ -84,10 +84,8 @@ def setup(
     """The candidate's `training` dict and the reasons for it."""
     examples = spec["data"]["examples"]
     batch, why = start_batch(family, input_shape, examples)
-    optimiser, rate, rule = _OPTIMISER.get(family, _BACKPROP)
-    image = len(input_shape) == 3
-    if family == "gan" and not image:
-        optimiser, rate, rule = _GAN_VECTOR
+    vector_gan = family == "gan" and len(input_shape) != 3  # fully connected: not an image's (C, H, W)
+    optimiser, rate, rule = _OPTIMISER.get("gan.vector" if vector_gan else family, _BACKPROP)
     if loss == "cd1":
         optimiser, rate, rule = _CONTRASTIVE
     elif published is not None:
@@ -107,11 +105,9 @@ def setup(
         training["init"] = INIT_FAN_IN
     if optimiser == "sgd":
         training["momentum"] = MOMENTUM
-    if rule == "train.optimizer.gan":
-        training["betas"] = list(DCGAN_BETAS)
-    if optimiser == "sgd":
         how = f" with momentum {MOMENTUM}."
-    elif "betas" in training:
+    elif rule == "train.optimizer.gan":
+        training["betas"] = list(DCGAN_BETAS)
         how = f" with β1 = {DCGAN_BETAS[0]:g}, as DCGAN trained its image GANs."
     elif rule == "train.optimizer.gan.vector":
         how = " (DCGAN's smaller 0.0002 was tuned for convolutional image GANs)."
