@@ -24,7 +24,7 @@ from typing import Any
 from bench import shi2016_paper
 from bench.machine import describe, finish, gpu_slug, machine_slug
 from bench.predict_grid import grid_networks
-from bench.predict_runs import analyse, thread_choice
+from bench.predict_runs import add_profiled, analyse, thread_choice
 from bench.shi2016 import reexec_with_allocator
 
 RESULTS = Path(__file__).with_name("results")
@@ -61,6 +61,34 @@ def measure_grid(
                 )
                 print(f"  {name:<12} b={batch:<4} t={t} {m['seconds_per_batch'] * 1e3:9.3f} ms", flush=True)
     return rows
+
+
+def compare_profiles(
+    profiles: dict[str, Any],
+    networks: list[tuple[str, dict[str, Any]]] | None = None,
+    batches: tuple[int, ...] = (16, 64, 256),
+    threads: tuple[int, ...] = (1, 2),
+    min_seconds: float = 0.3,
+) -> dict[str, Any]:
+    """Profiles taken back to back, each scored against one grid measured once after them: on a shared
+    machine separate runs drift more than two profiling methods differ, so methods are compared on the same
+    measurements (bench/README.md, "predict"). Per profile: thread choice within 5%, median |error|, share
+    within ±20% and its profiling seconds; the measured rows and the loads are kept."""
+    networks = networks or grid_networks(2)
+    load_start = os.getloadavg()
+    rows = measure_grid(networks, list(batches), list(threads), min_seconds)
+    result: dict[str, Any] = {"load": [load_start, os.getloadavg()], "profiles": profiles, "rows": rows}
+    for name, profile in profiles.items():
+        scored = [dict(r) for r in rows]
+        add_profiled(scored, dict(networks), profile)
+        errors = [abs(r["error_profiled"]) for r in scored]
+        result[name] = {
+            "threads": thread_choice(scored)["within_5pct"],
+            "median": statistics.median(errors),
+            "within20": sum(e <= 0.2 for e in errors) / len(errors),
+            "seconds": profile["seconds"],
+        }
+    return result
 
 
 def _stats(errors: list[float]) -> dict[str, float]:
@@ -149,7 +177,7 @@ def main(argv: list[str]) -> int:
         reexec_with_allocator(args.allocator, ["predict", *argv], bench=None)
     from advisor.calibration.devices import physical_cores
     from advisor.calibration.profile import profile_device
-    from advisor.engine.costmodel import step_cost, with_current_factor
+    from advisor.engine.costmodel import with_current_factor
     from advisor.engine.learned import cross_validate, rows_features
 
     info = describe()
@@ -185,12 +213,7 @@ def main(argv: list[str]) -> int:
         )
         info = kept["machine"]
     candidates = dict(networks)
-    for row in rows:
-        c = candidates[row["network"]]
-        row["profiled"] = step_cost(
-            c, batch_size=row["batch"], threads=row["threads"], profile=profile
-        ).seconds
-        row["error_profiled"] = (row["profiled"] - row["measured"]) / row["measured"]
+    add_profiled(rows, candidates, profile)
     features = rows_features([(candidates[r["network"]], r["batch"], r["threads"]) for r in rows], profile)
     learned = cross_validate(rows, features, max_folds=len(rows))  # each network left out on its own
     thread_hits = thread_choice(rows)

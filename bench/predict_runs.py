@@ -75,6 +75,16 @@ def floor(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def add_profiled(rows: list[dict[str, Any]], candidates: dict[str, dict[str, Any]], profile: Any) -> None:
+    """Each row's `profiled` seconds under `profile` by today's cost model, and its `error_profiled`."""
+    from advisor.engine.costmodel import step_cost
+
+    for r in rows:
+        c = candidates[r["network"]]
+        r["profiled"] = step_cost(c, batch_size=r["batch"], threads=r["threads"], profile=profile).seconds
+        r["error_profiled"] = (r["profiled"] - r["measured"]) / r["measured"]
+
+
 def thread_choice(rows: list[dict[str, Any]], by: str = "profiled") -> dict[str, Any]:
     """For each (network, batch): is the thread count fastest by `by` (the profiled prediction, or another
     run's measurement) within 5% of the measured best?"""
@@ -123,7 +133,7 @@ def _against_median(
 
 
 def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
-    from advisor.engine.costmodel import step_cost, with_current_factor
+    from advisor.engine.costmodel import with_current_factor
     from advisor.engine.learned import cross_predict, rows_features
     from bench.predict_grid import grid_networks
 
@@ -136,12 +146,7 @@ def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
     x: list[list[float]] = []
     for s in saved:
         rows = [dict(r) for r in s["rows"] if r["network"] in candidates]
-        for r in rows:
-            c = candidates[r["network"]]
-            r["profiled"] = step_cost(
-                c, batch_size=r["batch"], threads=r["threads"], profile=s["profile"]
-            ).seconds
-            r["error_profiled"] = (r["profiled"] - r["measured"]) / r["measured"]
+        add_profiled(rows, candidates, s["profile"])
         x += rows_features([(candidates[r["network"]], r["batch"], r["threads"]) for r in rows], s["profile"])
         runs.append(rows)
     pooled = [r for rows in runs for r in rows]

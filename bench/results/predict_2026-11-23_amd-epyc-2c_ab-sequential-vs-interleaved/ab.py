@@ -13,16 +13,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 from advisor.calibration.profile import profile_device as interleaved
-from advisor.engine.costmodel import step_cost
-from bench.predict import measure_grid
-from bench.predict_grid import grid_networks
-from bench.predict_runs import thread_choice
+from bench.predict import compare_profiles
 
 spec = importlib.util.spec_from_file_location("profile_old", "/tmp/profile_old.py")
 assert spec is not None and spec.loader is not None
@@ -37,26 +33,7 @@ for k in order:
         "cpu", threads=[1, 2]
     )
     print(k, time.perf_counter() - started, os.getloadavg(), flush=True)
-networks = grid_networks(2)
-load_start = os.getloadavg()
-rows = measure_grid(networks, [16, 64, 256], [1, 2], 0.3)
-result = {"order": order, "load": [load_start, os.getloadavg()], "profiles": profiles, "rows": rows}
-candidates = dict(networks)
-for name, profile in profiles.items():
-    predicted = [
-        {
-            **r,
-            "profiled": step_cost(
-                candidates[r["network"]], batch_size=r["batch"], threads=r["threads"], profile=profile
-            ).seconds,
-        }
-        for r in rows
-    ]
-    errors = [abs(r["profiled"] - r["measured"]) / r["measured"] for r in predicted]
-    result[name] = {
-        "threads": thread_choice(predicted)["within_5pct"],
-        "median": statistics.median(errors),
-        "within20": sum(e <= 0.2 for e in errors) / len(errors),
-    }
+result = {"order": order, **compare_profiles(profiles)}
+for name in profiles:
     print(name, result[name])
 out.write_text(json.dumps(result))
