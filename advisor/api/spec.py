@@ -11,9 +11,8 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from advisor import engine
+from advisor.engine import families
 from advisor.engine.fields import FIELDS, SpecField
-
-FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "dn", "rnn", "lstm", "gan", "vae")
 
 
 def _serializer_field(field: SpecField) -> serializers.Field[Any, Any, Any, Any]:
@@ -115,7 +114,7 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
 
 
 class _Candidate(serializers.Serializer[dict[str, Any]]):
-    family = serializers.ChoiceField(FAMILIES)
+    family = serializers.ChoiceField(families.KEYS)
     depth = serializers.ChoiceField(["shallow", "deep"])
     published = serializers.CharField(allow_null=True)
     networks = serializers.DictField(child=_Layer(many=True))

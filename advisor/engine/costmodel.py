@@ -15,9 +15,27 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.engine.families import family_of
+from advisor.engine.families.family import (
+    ADVERSARIAL,
+    BACKPROP,
+    CLASSIFIER,
+    CONTRASTIVE,
+    DECODER,
+    DISCRIMINATOR,
+    ENCODER,
+    GENERATOR,
+    MODEL,
+    PRETRAINED,
+    STACK,
+    VARIATIONAL,
+    Step,
+    network_input,
+)
 from advisor.engine.layers import _KINDS, Layer, Shape
 from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile, at_threads, interpolate
 from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
@@ -158,32 +176,98 @@ def _optimizer_seconds(rates: ThreadProfile, optimizer: str, parameters: int, te
     )
 
 
-def _input(candidate: dict[str, Any], network: str) -> Shape:
-    io = candidate["io"]
-    if network in ("generator", "decoder"):
-        return (int(io["latent_size"]),)
-    shape = tuple(int(s) for s in io["input_shape"])
-    if candidate["family"] in ("rbm", "dbn") and network in ("model", "rbm"):
-        return (math.prod(shape),)
-    if network == "classifier":
-        return _network_output(candidate, "rbm")
-    return shape
-
-
-def _network_output(candidate: dict[str, Any], network: str) -> Shape:
-    shape = _input(candidate, network)
-    for item in candidate["networks"][network]:
-        shape = _KINDS[item["kind"]](item["args"], shape)[0]
-    return shape
-
-
 def _parameters(candidate: dict[str, Any], network: str) -> int:
-    shape = _input(candidate, network)
+    shape = network_input(candidate, network)
     total = 0
     for item in candidate["networks"][network]:
         shape, params, _, _ = _KINDS[item["kind"]](item["args"], shape)
         total += params
     return total
+
+
+class _Costing:
+    """One candidate's networks at a batch on a profile: the moves every family's step is made of."""
+
+    def __init__(self, candidate: dict[str, Any], batch: int, rates: ThreadProfile) -> None:
+        self.c, self.batch, self.rates = candidate, batch, rates
+        self.nets = candidate["networks"]
+        self.optimizer = str(candidate["training"].get("optimizer") or "sgd")
+        self.base = rates["step_seconds"]
+
+    def fwd_bwd(self, network: str, input_grad: bool = False) -> tuple[float, float]:
+        """A network's (compute, other) seconds; its input is data (no gradient) unless another network
+        produced it under autograd."""
+        shape = network_input(self.c, network)
+        _, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
+        return c, o
+
+    def input_grad_extra(self, network: str) -> float:
+        """What its first layer with parameters adds when the network's input needs its gradient (walking
+        that head alone: walking the whole network twice slowed recommend() by a tenth)."""
+        layers, shape = self.nets[network], network_input(self.c, network)
+        for k, item in enumerate(layers):
+            if _tensors([item]) > 0:
+                head = layers[: k + 1]
+                with_grad = _network_seconds(head, shape, self.batch, self.rates, True)[1]
+                return with_grad - _network_seconds(head, shape, self.batch, self.rates, False)[1]
+        return 0.0
+
+    def opt(self, *networks: str) -> float:
+        params = sum(_parameters(self.c, n) for n in networks)
+        tensors = sum(_tensors(self.nets[n]) for n in networks)
+        return _optimizer_seconds(self.rates, self.optimizer, params, tensors)
+
+
+def _backprop(s: _Costing) -> tuple[float, float]:
+    compute, other = s.fwd_bwd(MODEL)
+    other += s.opt(MODEL) + s.base
+    return compute, other
+
+
+def _adversarial(s: _Costing) -> tuple[float, float]:
+    gc, go = s.fwd_bwd(GENERATOR)
+    dc, do = s.fwd_bwd(DISCRIMINATOR)  # on the real and the detached fake images
+    # and on the fake ones, back into the generator
+    compute = gc + 3 * dc + s.input_grad_extra(DISCRIMINATOR)
+    return compute, go + 3 * do + s.opt(GENERATOR) + s.opt(DISCRIMINATOR) + 2 * s.base
+
+
+def _variational(s: _Costing) -> tuple[float, float]:
+    ec, eo = s.fwd_bwd(ENCODER)
+    dc, do = s.fwd_bwd(DECODER, input_grad=True)  # from the reparameterised sample
+    latent = s.batch * int(s.c["io"]["latent_size"])
+    sample = 8 * interpolate(s.rates["elementwise"], latent)
+    return ec + dc, eo + do + sample + s.opt(ENCODER, DECODER) + s.base
+
+
+def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:
+    """CD-1 on every RBM of `stack`: its (compute, other) seconds, and the stack's forward + backward."""
+    c, o = s.fwd_bwd(stack, input_grad=True)  # CD-1: products counted by _CD1_SHARE, no autograd
+    return _CD1_SHARE * c, 4 * o + s.opt(stack) + s.base, c, o
+
+
+def _contrastive(s: _Costing) -> tuple[float, float]:
+    compute, other, _, _ = _cd1(s, MODEL)
+    return compute, other
+
+
+def _pretrained(s: _Costing) -> tuple[float, float]:
+    """CD-1 on the stack, then one fine-tuning step through it and the classifier from the data."""
+    compute, other, c, o = _cd1(s, STACK)
+    cc, co = s.fwd_bwd(CLASSIFIER, input_grad=True)
+    compute += c - s.input_grad_extra(STACK) + cc
+    other += o + co + s.opt(STACK, CLASSIFIER) + s.base
+    return compute, other
+
+
+# each way of training (families/family.py) as advisor/calibration/steps.py runs it: (compute, other)
+_STEPS: dict[Step, Callable[[_Costing], tuple[float, float]]] = {
+    BACKPROP: _backprop,
+    ADVERSARIAL: _adversarial,
+    VARIATIONAL: _variational,
+    CONTRASTIVE: _contrastive,
+    PRETRAINED: _pretrained,
+}
 
 
 _PUBLISHED: dict[tuple[Any, ...], StepCost] = {}
@@ -224,55 +308,7 @@ def _step_cost(
     with_factor: bool = True,
 ) -> StepCost:
     rates = at_threads(profile, threads)
-    family = candidate["family"]
-    optimizer = str(candidate["training"].get("optimizer") or "sgd")
-    nets = candidate["networks"]
-
-    def fwd_bwd(network: str, input_grad: bool = False) -> tuple[float, float]:
-        # a network's input is data (no gradient) unless another network produced it under autograd
-        _, c, o = _network_seconds(nets[network], _input(candidate, network), batch_size, rates, input_grad)
-        return c, o
-
-    def input_grad_extra(network: str) -> float:
-        """What its first layer with parameters adds when the network's input needs its gradient (walking
-        that head alone: walking the whole network twice slowed recommend() by a tenth)."""
-        layers, shape = nets[network], _input(candidate, network)
-        for k, item in enumerate(layers):
-            if _tensors([item]) > 0:
-                head = layers[: k + 1]
-                with_grad = _network_seconds(head, shape, batch_size, rates, True)[1]
-                return with_grad - _network_seconds(head, shape, batch_size, rates, False)[1]
-        return 0.0
-
-    def opt(*networks: str) -> float:
-        params = sum(_parameters(candidate, n) for n in networks)
-        return _optimizer_seconds(rates, optimizer, params, sum(_tensors(nets[n]) for n in networks))
-
-    base = rates["step_seconds"]
-    if family == "gan":
-        gc, go = fwd_bwd("generator")
-        dc, do = fwd_bwd("discriminator")  # on the real and the detached fake images
-        # and on the fake ones, back into the generator
-        compute = gc + 3 * dc + input_grad_extra("discriminator")
-        other = go + 3 * do + opt("generator") + opt("discriminator") + 2 * base
-    elif family == "vae":
-        ec, eo = fwd_bwd("encoder")
-        dc, do = fwd_bwd("decoder", input_grad=True)  # from the reparameterised sample
-        latent = batch_size * int(candidate["io"]["latent_size"])
-        compute = ec + dc
-        other = eo + do + 8 * interpolate(rates["elementwise"], latent) + opt("encoder", "decoder") + base
-    elif family in ("rbm", "dbn"):
-        stack = "model" if family == "rbm" else "rbm"
-        c, o = fwd_bwd(stack, input_grad=True)  # CD-1: products counted by _CD1_SHARE, no autograd
-        compute = _CD1_SHARE * c
-        other = 4 * o + opt(stack) + base
-        if family == "dbn":
-            cc, co = fwd_bwd("classifier", input_grad=True)
-            compute += c - input_grad_extra(stack) + cc  # fine-tuning through the stack from the data
-            other += o + co + opt(stack, "classifier") + base
-    else:
-        compute, other = fwd_bwd("model")
-        other += opt("model") + base
+    compute, other = _STEPS[family_of(candidate).step](_Costing(candidate, batch_size, rates))
     # what whole steps cost beyond their layers timed alone (profile.step_factor)
     factor = rates.get("step_factor", 1.0) if with_factor else 1.0
     return StepCost(factor * (compute + other), factor * compute, factor * other)

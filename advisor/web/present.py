@@ -5,29 +5,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor import engine
-from advisor.engine.layers import count
-from advisor.engine.memory import network_inputs
+from django.utils.text import capfirst
 
-FAMILIES = {
-    "ffn": "Feed-forward network",
-    "ae": "Auto-encoder",
-    "rbm": "Restricted Boltzmann machine",
-    "dbn": "Deep belief network",
-    "cnn": "Convolutional network",
-    "dn": "Deconvolutional network",
-    "rnn": "Recurrent network",
-    "lstm": "LSTM network",
-    "gan": "Generative adversarial network",
-    "vae": "Variational auto-encoder",
-}
+from advisor import engine
+from advisor.engine.families import title_of
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, network_inputs
+from advisor.engine.layers import count
+
 # The engine's loss names, as a reader who does not know them needs them.
 LOSSES = {
     "cross_entropy": "cross-entropy loss",
     "mse": "mean squared error loss",
-    "cd1": "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
-    "elbo": "evidence lower bound (reconstruction + KL) loss",
-    "gan": "adversarial (generator vs discriminator) loss",
+    LOSS_CD1: "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
+    LOSS_ELBO: "evidence lower bound (reconstruction + KL) loss",
+    LOSS_ADVERSARIAL: "adversarial (generator vs discriminator) loss",
 }
 # Layers without weights that only transform values: drawn as a note on the layer before them.
 ELEMENTWISE = {
@@ -287,7 +278,7 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
     return {
         "index": index,
         "c": candidate,
-        "title": FAMILIES.get(candidate["family"], candidate["family"]),
+        "title": capfirst(title_of(candidate["family"])),
         "loss": LOSSES.get(
             candidate.get("training", {}).get("loss", ""), candidate.get("training", {}).get("loss")
         ),
