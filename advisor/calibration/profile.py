@@ -28,7 +28,7 @@ from torch import nn
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.engine.costmodel import LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
-from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
+from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
@@ -240,7 +240,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
             "linear": [[size, net(t[count])] for size, t in linear],
             "conv": [[size, net(t[count])] for size, t in conv],
             "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
-            "rnn": [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
+            PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {

@@ -36,16 +36,29 @@ from advisor.engine.families.family import (
     Step,
     network_input,
 )
-from advisor.engine.layers import _KINDS, Layer, Shape
-from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.layers import (
+    BRANCHES,
+    CD1_PRODUCT,
+    CONVOLUTION,
+    GATED_CELL,
+    KINDS,
+    LOOKUP,
+    PLAIN_CELL,
+    PRODUCT,
+    VIEW,
+    Layer,
+    Shape,
+)
+from advisor.engine.profile import (
+    PLAIN_CELL_CURVE,
+    PROFILE_VERSION,
+    DeviceProfile,
+    ThreadProfile,
+    at_threads,
+    interpolate,
+)
 from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
 
-_PRODUCTS = {"Linear"}
-_CONVS = {"Conv2d", "ConvTranspose2d"}
-_RECURRENT = {"LSTM", "GRU", "RNN"}
-_EMBEDDINGS = {"Embedding", "EmbeddingBag"}
-_FREE = {"Flatten", "Reshape", "LastStep"}  # views: no kernel worth counting
-_VALUE_WEIGHT = {"BatchNorm2d": 3.0, "BatchNorm1d": 3.0, "MaxPool2d": 2.0, "Dropout": 2.0}
 _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
 # profile's Linear curve is forward + backward, three products
@@ -69,17 +82,10 @@ def _layer_seconds(
 ) -> tuple[Shape, float, float]:
     """(output shape, compute seconds, other seconds) of one layer's forward + backward for a batch;
     `input_grad` False where the layer's input is data (nothing before it has parameters)."""
-    kind, args = item["kind"], item["args"]
-    if kind == "Residual":
-        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates, input_grad)
-        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates, input_grad)
-        return out, c1 + c2, o1 + o2 + interpolate(rates["elementwise"], batch * math.prod(out))
-    if kind == "Concat":
-        parts = [_network_seconds(branch, shape, batch, rates, input_grad) for branch in args["branches"]]
-        out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
-        extra = interpolate(rates["elementwise"], batch * math.prod(out))
-        return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
-    out, params, flops, _kept = _KINDS[kind](args, shape)
+    kind, args = KINDS[item["kind"]], item["args"]
+    if kind.cost == BRANCHES:
+        return _branches_seconds(item, shape, batch, rates, input_grad)
+    out, params, flops, _kept = kind.shape(args, shape)
     # a roofline: forward + backward move the input and output activations and the weights (read forward,
     # read for the input's gradient, the weight's gradient written), at the element-wise curve's rate, a
     # forward + backward too; a small batch through large weights is bound by this, not by its FLOPs
@@ -88,30 +94,45 @@ def _layer_seconds(
     # the profile's curves time forward + backward with the input's gradient (three products of the
     # forward's size); a first layer fed by data skips that one (two products)
     share = 1.0 if input_grad else NO_INPUT_GRAD_SHARE
-    if kind in _PRODUCTS:
+    if kind.cost == PRODUCT:
         return out, max(share * interpolate(rates["linear"], batch * flops), memory), 0.0
-    if kind == "RBM":  # CD-1's products run without autograd: no autograd node's launch cost below the curve
+    if kind.cost == CD1_PRODUCT:  # without autograd: no autograd node's launch cost below the curve
         return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
-    if kind in _CONVS:
+    if kind.cost == CONVOLUTION:
         return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
-    if kind in _RECURRENT:
+    if kind.cost in (GATED_CELL, PLAIN_CELL):
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells
         cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        curve = rates["rnn"] if kind == "RNN" else rates["recurrent"]
+        curve = rates[PLAIN_CELL_CURVE] if kind.cost == PLAIN_CELL else rates["recurrent"]
         longer = _sequence_share(rates, int(shape[0]))
         return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
-    if kind in _FREE:
+    if kind.cost == VIEW:  # no kernel worth counting
         return out, 0.0, 0.0
-    if kind in _EMBEDDINGS:
+    if kind.cost == LOOKUP:
         # a look-up gathers steps x dim values forward and scatters them back; its gradient is dense, so
         # the whole table is written every step whatever the batch looked up (a bag's mean hides the
         # steps from its output shape, not from its work)
         looked = batch * shape[0] * int(args["embedding_dim"])
         table = int(args["num_embeddings"]) * int(args["embedding_dim"])
         return out, 0.0, interpolate(rates["elementwise"], looked) + interpolate(rates["elementwise"], table)
-    weight = _VALUE_WEIGHT.get(kind, 1.0)
-    return out, 0.0, weight * interpolate(rates["elementwise"], batch * max(math.prod(shape), math.prod(out)))
+    values = batch * max(math.prod(shape), math.prod(out))
+    return out, 0.0, kind.touches * interpolate(rates["elementwise"], values)
+
+
+def _branches_seconds(
+    item: Layer, shape: Shape, batch: int, rates: ThreadProfile, input_grad: bool
+) -> tuple[Shape, float, float]:
+    """Residual and Concat: their branches' seconds, and one element-wise pass to add or join them."""
+    args = item["args"]
+    if item["kind"] == "Residual":
+        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates, input_grad)
+        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates, input_grad)
+        return out, c1 + c2, o1 + o2 + interpolate(rates["elementwise"], batch * math.prod(out))
+    parts = [_network_seconds(branch, shape, batch, rates, input_grad) for branch in args["branches"]]
+    out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
+    extra = interpolate(rates["elementwise"], batch * math.prod(out))
+    return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
 
 
 def _sequence_share(rates: ThreadProfile, steps: int) -> float:
@@ -150,19 +171,15 @@ def _tensors(layers: list[Layer]) -> int:
     """Parameter tensors (weight and bias per layer with parameters) that an optimiser step walks over."""
     total = 0
     for item in layers:
-        kind, args = item["kind"], item["args"]
-        if kind == "Residual":
+        kind, args = KINDS[item["kind"]], item["args"]
+        if item["kind"] == "Residual":
             total += _tensors(args["body"]) + _tensors(args["shortcut"])
-        elif kind == "Concat":
+        elif item["kind"] == "Concat":
             total += sum(_tensors(b) for b in args["branches"])
-        elif kind in _RECURRENT:
-            total += 4 * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        elif kind == "RBM":
-            total += 3
-        elif kind in _PRODUCTS | _CONVS | {"BatchNorm2d", "BatchNorm1d"}:
-            total += 2
-        elif kind in _EMBEDDINGS:
-            total += 1
+        elif kind.cost in (GATED_CELL, PLAIN_CELL):  # per layer and direction
+            total += kind.tensors * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
+        else:
+            total += kind.tensors
     return total
 
 
@@ -180,7 +197,7 @@ def _parameters(candidate: dict[str, Any], network: str) -> int:
     shape = network_input(candidate, network)
     total = 0
     for item in candidate["networks"][network]:
-        shape, params, _, _ = _KINDS[item["kind"]](item["args"], shape)
+        shape, params, _, _ = KINDS[item["kind"]].shape(item["args"], shape)
         total += params
     return total
 

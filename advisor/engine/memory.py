@@ -2,10 +2,10 @@
 
 Each family's step is replayed on a Timeline (timeline.py) in the order advisor/calibration/steps.py runs it:
 weights, optimiser state and the batch live throughout; the forward pass keeps what autograd saves per layer
-(account.py), the backward pass frees it layer by layer while it makes the gradients, and the optimiser's
-update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to `total`): weights,
-gradients, optimizer (state), activations (saved for backward), batch (inputs and targets), workspace
-(gradient buffers in flight and the optimiser's temporaries).
+(the memory rules of layers.py), the backward pass frees it layer by layer while it makes the gradients, and
+the optimiser's update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to
+`total`): weights, gradients, optimizer (state), activations (saved for backward), batch (inputs and
+targets), workspace (gradient buffers in flight and the optimiser's temporaries).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
 from advisor.engine.codepages import code_pages
 from advisor.engine.families import family_of
 from advisor.engine.families.family import (
@@ -35,7 +34,17 @@ from advisor.engine.families.family import (
     network_inputs,
 )
 from advisor.engine.heap import resident_growth
-from advisor.engine.layers import Counts, Layer, Shape, count
+from advisor.engine.layers import (
+    FLOAT_BYTES,
+    INDEX_BYTES,
+    KINDS,
+    Counts,
+    Layer,
+    LayerMemory,
+    Shape,
+    count,
+    layer_memory,
+)
 from advisor.engine.timeline import (
     CUDA_BLOCK,
     Timeline,
@@ -61,8 +70,9 @@ def kept_activations(counts: dict[str, Counts]) -> int:
     return sum(c.activations * (2 if key == DISCRIMINATOR else 1) for key, c in counts.items())
 
 
-# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
-COMPOSITES = ("Residual", "Concat")
+# Layers made of layer lists (Residual, Concat): their account is their branches' (chain_kept), so it lives
+# here with chain.
+COMPOSITES = tuple(name for name, kind in KINDS.items() if kind.memory is None)
 
 
 def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
 # 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
@@ -20,6 +20,8 @@ from typing import NotRequired, TypedDict
 # 5: the thread counts measured point by point, interleaved (same load for both), each point 2.5x longer
 # (A/B on the same grids in bench/README.md, "predict")
 PROFILE_VERSION = 5
+# the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
+PLAIN_CELL_CURVE: Final = "rnn"
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2

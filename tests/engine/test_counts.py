@@ -12,7 +12,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from advisor.engine import memory_for, recommend
-from advisor.engine.memory import network_inputs
+from advisor.engine.families.family import network_inputs
 from tests.engine.builder import build
 from tests.engine.specs import grid
 

@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 import torch
+from torch import nn
 
 from advisor.calibration import make_step
 from advisor.calibration.memory import live_tensor_peak
 from advisor.engine import memory_for, recommend
-from advisor.engine.account import RULES
-from advisor.engine.memory import COMPOSITES
+from advisor.engine.layers import FLOAT_BYTES, count, layer_memory
+from advisor.engine.layers import KINDS as LAYER_KINDS
 from tests.calibration import candidates as C
 
 TOLERANCE = 0.10  # the benchmark's target (bench/README.md, "memory")
@@ -214,7 +215,7 @@ def _measured(candidate: dict[str, Any], batch: int) -> int:
 
 
 def test_every_layer_kind_has_a_case() -> None:
-    assert set(RULES) | set(COMPOSITES) <= set(KINDS)
+    assert set(LAYER_KINDS) <= set(KINDS)
 
 
 @pytest.mark.parametrize("batch", [4, 64])
@@ -266,3 +267,29 @@ def test_the_gpu_plan_halves_the_batch_by_the_new_account() -> None:
     first = rec["candidates"][0]
     assert any(r["rule"] == "gpu.memory" for r in first["reasons"])
     assert first["memory_bytes"]["total"] <= 0.3e9 * 0.9
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_both_rules_of_the_gru_keep_what_autograd_saves_for_it(layers: int) -> None:
+    """The tensors autograd saves for a GRU's backward (saved_tensors_hooks, each storage once, weights
+    aside): 7 values per unit and step (its gates, their products and the new state), and a copy of each
+    layer's input. The shape rule counts the first, the memory rule keeps both."""
+    torch.manual_seed(0)
+    batch, steps, width, hidden = 4, 16, 32, 64
+    gru = nn.GRU(width, hidden, num_layers=layers, batch_first=True)
+    weights = {p.untyped_storage()._cdata for p in gru.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.untyped_storage()._cdata not in weights:
+            saved[t.untyped_storage()._cdata] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        gru(torch.rand(batch, steps, width))
+    per_example = sum(saved.values()) // batch
+    item = L("GRU", input_size=width, hidden_size=hidden, num_layers=layers, batch_first=True)
+    inputs = steps * (width + hidden * (layers - 1))
+    assert count([item], (steps, width)).activations == 7 * layers * steps * hidden
+    assert per_example == FLOAT_BYTES * (count([item], (steps, width)).activations + inputs)
+    assert layer_memory(item, (steps, width)).saved == per_example
