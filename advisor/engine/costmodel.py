@@ -45,6 +45,7 @@ from advisor.engine.layers import (
     LOOKUP,
     PLAIN_CELL,
     PRODUCT,
+    TEMPORAL_CONVOLUTION,
     VIEW,
     Layer,
     Shape,
@@ -100,6 +101,9 @@ def _layer_seconds(
         return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
     if kind.cost == CONVOLUTION:
         return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
+    if kind.cost == TEMPORAL_CONVOLUTION:
+        curve = rates.get("conv1d") or rates["conv"]
+        return out, max(share * interpolate(curve, batch * flops), memory), 0.0
     if kind.cost in (GATED_CELL, PLAIN_CELL):
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells

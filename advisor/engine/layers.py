@@ -33,6 +33,7 @@ INDEX_BYTES = 8  # int64 token ids and pooling indices
 PRODUCT = "product"
 CD1_PRODUCT = "product without autograd"  # an RBM's, under CD-1
 CONVOLUTION = "convolution"
+TEMPORAL_CONVOLUTION = "temporal convolution"  # over time steps: its own curve (engine/profile.py, conv1d)
 GATED_CELL = "gated cell"
 PLAIN_CELL = "plain cell"
 LOOKUP = "lookup"
@@ -261,6 +262,33 @@ def _weighted(item: Layer, s: Shape, out: _Result) -> LayerMemory:
     return replace(m, blocked=blocked, transposed=item["kind"] == "ConvTranspose2d")
 
 
+def _causal_conv1d(a: dict[str, Any], s: Shape) -> _Result:
+    """[steps, in_channels] -> [steps, out_channels]: each step sees itself and (kernel_size - 1) *
+    dilation steps before it (left padding), so the length is kept; FLOPs over the output's steps, as
+    torch's counter counts the convolution it runs."""
+    if len(s) != 2 or s[1] != a["in_channels"]:
+        raise ValueError(f"CausalConv1d expects [steps, {a['in_channels']}], got {s}")
+    steps, c, k, cout = s[0], s[1], int(a["kernel_size"]), a["out_channels"]
+    params = cout * c * k + (cout if a.get("bias", True) else 0)
+    return (steps, cout), params, 2 * cout * steps * c * k, steps * cout
+
+
+def _causal_conv1d_memory(item: Layer, s: Shape, out: _Result) -> LayerMemory:
+    """It keeps its input, left-padded: F.pad makes a new tensor, which the convolution saves (without
+    padding, the input itself). oneDNN runs it on blocked copies, as Conv2d."""
+    a = item["args"]
+    steps, c, k, cout = s[0], s[1], int(a["kernel_size"]), int(a["out_channels"])
+    left = (k - 1) * int(a.get("dilation", 1))
+    padded = FLOAT_BYTES * c * (steps + left) if left else 0
+    m = _plain(item, out, saves_input=not left, saves_output=False, saved=padded)
+    blocked = (
+        FLOAT_BYTES * _block(c) * (steps + left),
+        FLOAT_BYTES * _block(cout) * steps,
+        FLOAT_BYTES * _block(c) * _block(cout) * k,
+    )
+    return replace(m, blocked=blocked)
+
+
 def _pool2d(a: dict[str, Any], s: Shape) -> _Result:
     c, h, w = s
     (kh, kw) = _pair(a["kernel_size"])
@@ -477,6 +505,7 @@ KINDS: dict[str, Kind] = {
     "LastStep": Kind(_last_step, _view_memory, VIEW),
     "Conv2d": Kind(_conv2d, _weighted, CONVOLUTION, tensors=2),
     "ConvTranspose2d": Kind(_conv_transpose2d, _weighted, CONVOLUTION, tensors=2),
+    "CausalConv1d": Kind(_causal_conv1d, _causal_conv1d_memory, TEMPORAL_CONVOLUTION, tensors=2),
     "MaxPool2d": Kind(_pool2d, _max_pool_memory, VALUES, touches=2.0),
     "AvgPool2d": Kind(_pool2d, _saves_input, VALUES),
     "AdaptiveAvgPool2d": Kind(_adaptive_pool2d, _adaptive_avg_pool_memory, VALUES),

@@ -27,7 +27,8 @@ ELEMENTWISE = {
 }  # fmt: skip
 STYLE = {
     "Linear": "dense", "RBM": "dense", "Embedding": "dense", "EmbeddingBag": "dense", "Bilinear": "dense",
-    "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
+    "Conv1d": "conv", "CausalConv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv",
+    "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
 }  # fmt: skip
