@@ -100,10 +100,10 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     seconds_per_epoch = serializers.FloatField()
     seconds_to_train = serializers.FloatField()
     basis = serializers.ChoiceField(
-        ["catalog", "profiled", "predicted", "measured", "analytic"],
+        ["catalog", "profiled", "predicted", "measured"],
         help_text="catalog: the catalog's peaks (hardware not profiled); profiled: the device's measured "
         "rates; predicted: the profile corrected by the model learned from calibrations; measured: a "
-        "calibration; analytic: the catalog path in recommendations made before profiles",
+        "calibration",
     )
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"

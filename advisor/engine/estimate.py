@@ -1,5 +1,5 @@
-"""Catalog time estimates (basis "catalog"; "analytic" in recommendations stored before) from FLOPs, bytes and
-the catalog's peaks, for hardware without a device profile (advisor.engine.costmodel has the profiled path).
+"""Catalog time estimates (basis "catalog") from FLOPs, bytes and the catalog's peaks, for hardware without a
+device profile (advisor.engine.costmodel has the profiled path).
 
 seconds per batch = max(compute, memory traffic) + framework overhead, where
 - compute = training FLOPs (3 x forward: the backward pass costs about twice the forward; a GAN step runs

@@ -215,10 +215,9 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
 
 
 # what a pre-measurement figure is called where a page sets it beside a measurement: by its basis, since a
-# profiled or predicted figure is no longer the catalog's "analytic" one ("analytic": stored before profiles)
+# profiled or predicted figure is not the catalog's
 ESTIMATE_NAMES = {
     "catalog": "catalog estimate",
-    "analytic": "catalog estimate",
     "profiled": "profiled estimate",
     "predicted": "predicted estimate",
 }
@@ -233,7 +232,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
     basis: catalog, profiled or predicted) was, named by that basis."""
     view = {
-        "basis": estimate.get("basis", "analytic"),
+        "basis": estimate.get("basis", "catalog"),
         "name": estimate_name(estimate),
         "per_batch": duration(estimate.get("seconds_per_batch")),
         "per_epoch": duration(estimate.get("seconds_per_epoch")),
@@ -252,7 +251,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     if view["basis"] == "measured" and analytic and analytic.get("seconds_to_train"):
         view["analytic_to_train"] = duration(analytic["seconds_to_train"])
         view["prior"] = {
-            "basis": analytic.get("basis", "analytic"),
+            "basis": analytic.get("basis", "catalog"),
             "device": analytic.get("device"),
             "error": analytic.get("expected_error"),
             "name": estimate_name(analytic),
