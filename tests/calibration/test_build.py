@@ -9,11 +9,16 @@ import torch
 
 from advisor.calibration import build, make_step
 from advisor.calibration.layers import RBM, UnknownLayerError, build_layer
+from advisor.engine.families import KEYS
 from tests.calibration import candidates as C
 
 
 def _params(nets: dict[str, torch.nn.Module]) -> dict[str, torch.Tensor]:
     return {f"{k}.{n}": p.detach().clone() for k, net in nets.items() for n, p in net.named_parameters()}
+
+
+def test_every_family_of_the_registry_has_a_hand_written_candidate() -> None:
+    assert set(C.ALL_FAMILIES) == set(KEYS)
 
 
 @pytest.mark.parametrize("family", sorted(C.ALL_FAMILIES))

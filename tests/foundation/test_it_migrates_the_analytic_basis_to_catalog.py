@@ -1,5 +1,5 @@
-"""Migration 0004: stored estimates of basis "analytic" (before device profiles) say "catalog", at any depth of
-a recommendation, a calibration's measured estimate and a probe's results; other bases stay."""
+"""Migration 0004: stored estimates of basis "analytic" (before device profiles) say "catalog", at any depth
+of a recommendation, a calibration's measured estimate and a probe's results; other bases stay."""
 
 from __future__ import annotations
 
