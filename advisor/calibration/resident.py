@@ -16,7 +16,7 @@ import torch
 from advisor.calibration.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 from advisor.calibration.steps import make_step
 from advisor.engine.families import FFN
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 
 # A two-layer perceptron for 16 features: a few kB of weights, so its own pages are noise next to any
 # network of the 30 MB the target covers.

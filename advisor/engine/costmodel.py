@@ -19,23 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine.families import family_of
-from advisor.engine.families.family import (
-    ADVERSARIAL,
-    BACKPROP,
-    CLASSIFIER,
-    CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    MODEL,
-    PRETRAINED,
-    STACK,
-    VARIATIONAL,
-    Step,
-    network_input,
-)
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.layers import (
     BRANCHES,
     CD1_PRODUCT,
@@ -198,7 +183,7 @@ def _optimizer_seconds(rates: ThreadProfile, optimizer: str, parameters: int, te
 
 
 def _parameters(candidate: dict[str, Any], network: str) -> int:
-    shape = network_input(candidate, network)
+    shape = roles.network_input(candidate, network)
     total = 0
     for item in candidate["networks"][network]:
         shape, params, _, _ = KINDS[item["kind"]].shape(item["args"], shape)
@@ -218,14 +203,14 @@ class _Costing:
     def fwd_bwd(self, network: str, input_grad: bool = False) -> tuple[float, float]:
         """A network's (compute, other) seconds; its input is data (no gradient) unless another network
         produced it under autograd."""
-        shape = network_input(self.c, network)
+        shape = roles.network_input(self.c, network)
         _, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
         return c, o
 
     def input_grad_extra(self, network: str) -> float:
         """What its first layer with parameters adds when the network's input needs its gradient (walking
         that head alone: walking the whole network twice slowed recommend() by a tenth)."""
-        layers, shape = self.nets[network], network_input(self.c, network)
+        layers, shape = self.nets[network], roles.network_input(self.c, network)
         for k, item in enumerate(layers):
             if _tensors([item]) > 0:
                 head = layers[: k + 1]
@@ -240,25 +225,25 @@ class _Costing:
 
 
 def _backprop(s: _Costing) -> tuple[float, float]:
-    compute, other = s.fwd_bwd(MODEL)
-    other += s.opt(MODEL) + s.base
+    compute, other = s.fwd_bwd(roles.MODEL)
+    other += s.opt(roles.MODEL) + s.base
     return compute, other
 
 
 def _adversarial(s: _Costing) -> tuple[float, float]:
-    gc, go = s.fwd_bwd(GENERATOR)
-    dc, do = s.fwd_bwd(DISCRIMINATOR)  # on the real and the detached fake images
+    gc, go = s.fwd_bwd(roles.GENERATOR)
+    dc, do = s.fwd_bwd(roles.DISCRIMINATOR)  # on the real and the detached fake images
     # and on the fake ones, back into the generator
-    compute = gc + 3 * dc + s.input_grad_extra(DISCRIMINATOR)
-    return compute, go + 3 * do + s.opt(GENERATOR) + s.opt(DISCRIMINATOR) + 2 * s.base
+    compute = gc + 3 * dc + s.input_grad_extra(roles.DISCRIMINATOR)
+    return compute, go + 3 * do + s.opt(roles.GENERATOR) + s.opt(roles.DISCRIMINATOR) + 2 * s.base
 
 
 def _variational(s: _Costing) -> tuple[float, float]:
-    ec, eo = s.fwd_bwd(ENCODER)
-    dc, do = s.fwd_bwd(DECODER, input_grad=True)  # from the reparameterised sample
+    ec, eo = s.fwd_bwd(roles.ENCODER)
+    dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
     latent = s.batch * int(s.c["io"]["latent_size"])
     sample = 8 * interpolate(s.rates["elementwise"], latent)
-    return ec + dc, eo + do + sample + s.opt(ENCODER, DECODER) + s.base
+    return ec + dc, eo + do + sample + s.opt(roles.ENCODER, roles.DECODER) + s.base
 
 
 def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:
@@ -268,16 +253,16 @@ def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:
 
 
 def _contrastive(s: _Costing) -> tuple[float, float]:
-    compute, other, _, _ = _cd1(s, MODEL)
+    compute, other, _, _ = _cd1(s, roles.MODEL)
     return compute, other
 
 
 def _pretrained(s: _Costing) -> tuple[float, float]:
     """CD-1 on the stack, then one fine-tuning step through it and the classifier from the data."""
-    compute, other, c, o = _cd1(s, STACK)
-    cc, co = s.fwd_bwd(CLASSIFIER, input_grad=True)
-    compute += c - s.input_grad_extra(STACK) + cc
-    other += o + co + s.opt(STACK, CLASSIFIER) + s.base
+    compute, other, c, o = _cd1(s, roles.STACK)
+    cc, co = s.fwd_bwd(roles.CLASSIFIER, input_grad=True)
+    compute += c - s.input_grad_extra(roles.STACK) + cc
+    other += o + co + s.opt(roles.STACK, roles.CLASSIFIER) + s.base
     return compute, other
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine.families import FFN
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 
 
 def candidate(

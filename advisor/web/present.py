@@ -9,7 +9,8 @@ from django.utils.text import capfirst
 
 from advisor import engine
 from advisor.engine.families import title_of
-from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, network_inputs
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO
+from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import count
 
 # The engine's loss names, as a reader who does not know them needs them.

@@ -14,7 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from advisor.engine import memory_for, recommend
 from advisor.engine.families import KEYS
-from advisor.engine.families.family import network_inputs
+from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import KINDS as LAYER_KINDS
 from advisor.engine.layers import count
 from tests.engine.builder import build

@@ -8,14 +8,8 @@ from typing import Any
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.conv import BASE_CHANNELS, decoder_stack, encoder_stack
-from advisor.engine.families.family import (
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    LOSS_ADVERSARIAL,
-    LOSS_ELBO,
-)
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_ELBO
+from advisor.engine.families.roles import DECODER, DISCRIMINATOR, ENCODER, GENERATOR
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, round_width

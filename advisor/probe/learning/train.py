@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from advisor.engine.families.family import CLASSIFIER, MODEL, STACK
+from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
 from advisor.probe.learning.data import Split, Unsupported, score, trainable
 from advisor.probe.learning.samples import numel, shape_text
 from advisor.probe.learning.stopping import Plateau
