@@ -78,7 +78,7 @@ class Estimate(TypedDict):
     seconds_per_batch: float
     seconds_per_epoch: float
     seconds_to_train: float
-    basis: str  # "catalog" ("analytic" before device profiles), "profiled", "predicted" or "measured"
+    basis: str  # "catalog", "profiled", "predicted" or "measured"
     expected_error: NotRequired[float]  # the relative band the basis's validation supports
     batch_size: NotRequired[int]
     batches_per_epoch: NotRequired[int]

@@ -12,6 +12,7 @@ from django.db import IntegrityError
 
 from advisor import engine, profiles
 from advisor.contract import Estimate
+from advisor.engine.families import family_of
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
 from advisor.jobs import JobKind, JobRefused, cancel, queue
 from advisor.models import CalibrationJob, Device, Recommendation
@@ -236,7 +237,7 @@ def parameters_refusal(cand: dict[str, Any]) -> str | None:
 
 def ddp_refusal(cand: dict[str, Any]) -> str | None:
     """Why the candidate cannot train data-parallel, or None."""
-    if cand.get("family") in ("rbm", "dbn"):
+    if family_of(cand).step.hand_gradients:
         return f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"
     return None
 

@@ -124,7 +124,7 @@ def trace(candidate: dict[str, Any], batch: int) -> dict[str, Any] | None:
         measured = json.loads(out.strip().splitlines()[-1])
         events = read(path)
     step = engine._Step(candidate, batch, "cpu", record=True)
-    engine._FAMILIES.get(engine.family_of(candidate), engine._backprop)(step)
+    engine.replay(step)
     account = Counter(n for allocate, category, n in step.t.events or [] if allocate and n >= 16384)
     return {
         "family": candidate["family"],

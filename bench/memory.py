@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.engine import memory_for, recommend, resident_for
+from advisor.engine import families, memory_for, recommend, resident_for
 
-FAMILIES = ("ffn", "ae", "cnn", "dn", "rnn", "lstm", "vae", "gan", "rbm", "dbn")
+FAMILIES = families.KEYS
 BATCHES = (8, 32, 128)
 LIVE_TARGET, RSS_TARGET, RSS_FLOOR = 0.10, 0.20, 30e6
 TRAINING_STEPS = 4  # the resident set stops rising after the second step (bench/README.md, "memory")

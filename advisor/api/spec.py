@@ -11,9 +11,8 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from advisor import engine
+from advisor.engine import families
 from advisor.engine.fields import FIELDS, SpecField
-
-FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "dn", "rnn", "lstm", "gan", "vae")
 
 
 def _serializer_field(field: SpecField) -> serializers.Field[Any, Any, Any, Any]:
@@ -83,7 +82,10 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
 
 
 class _Layer(serializers.Serializer[dict[str, Any]]):
-    kind = serializers.CharField(help_text="a torch.nn class name, or RBM, Reshape, LastStep")
+    kind = serializers.CharField(
+        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, CausalConv1d, "
+        "Residual, Concat (docs/CANDIDATE.md)"
+    )
     args = serializers.DictField(help_text="the constructor's keyword arguments")
 
 
@@ -98,10 +100,10 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     seconds_per_epoch = serializers.FloatField()
     seconds_to_train = serializers.FloatField()
     basis = serializers.ChoiceField(
-        ["catalog", "profiled", "predicted", "measured", "analytic"],
+        ["catalog", "profiled", "predicted", "measured"],
         help_text="catalog: the catalog's peaks (hardware not profiled); profiled: the device's measured "
         "rates; predicted: the profile corrected by the model learned from calibrations; measured: a "
-        "calibration; analytic: the catalog path in recommendations made before profiles",
+        "calibration",
     )
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
@@ -115,7 +117,7 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
 
 
 class _Candidate(serializers.Serializer[dict[str, Any]]):
-    family = serializers.ChoiceField(FAMILIES)
+    family = serializers.ChoiceField(families.KEYS)
     depth = serializers.ChoiceField(["shallow", "deep"])
     published = serializers.CharField(allow_null=True)
     networks = serializers.DictField(child=_Layer(many=True))

@@ -40,7 +40,8 @@ from torch.nn.parallel import DistributedDataParallel
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.layers import build
 from advisor.calibration.measure import summarise_samples, time_steps
-from advisor.calibration.steps import Batch, family_of, make_step
+from advisor.calibration.steps import Batch, make_step
+from advisor.engine.families import family_of
 
 MAX_STEPS = 10_000
 
@@ -235,7 +236,7 @@ def participate(
         dist.barrier(device_ids=[dev.index] if cuda else None)
         return {
             "rank": rank,
-            "family": family_of(candidate),
+            "family": family_of(candidate).key,
             "seconds_per_step": seconds,
             "iqr": iqr,
             "iterations": len(timing["samples"]),

@@ -11,6 +11,10 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from advisor.engine.families import AE, CNN, FFN, GAN, LSTM, RBM
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1
+from advisor.engine.families.roles import DISCRIMINATOR, GENERATOR, MODEL
+
 Candidate = dict[str, Any]
 
 
@@ -65,12 +69,12 @@ def _training(batch: int, loss: str) -> dict[str, Any]:
 
 def tabular_mlp() -> Candidate:
     dense = dense_layers([64, 128, 10], "ReLU")
-    return _candidate("ffn", {"model": dense}, io_fields([64], "class", 10), "cross_entropy")
+    return _candidate(FFN.key, {MODEL: dense}, io_fields([64], "class", 10), "cross_entropy")
 
 
 def mnist_mlp() -> Candidate:
     dense = dense_layers([784, 512, 10], "Sigmoid", flatten=True)
-    return _candidate("ffn", {"model": dense}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
+    return _candidate(FFN.key, {MODEL: dense}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
 def mnist_cnn() -> Candidate:
@@ -84,7 +88,7 @@ def mnist_cnn() -> Candidate:
         layer("Flatten"),
         layer("Linear", in_features=32 * 7 * 7, out_features=10),
     ]
-    return _candidate("cnn", {"model": conv}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
+    return _candidate(CNN.key, {MODEL: conv}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
 def text_lstm() -> Candidate:
@@ -95,8 +99,8 @@ def text_lstm() -> Candidate:
         layer("Linear", in_features=128, out_features=5),
     ]
     return _candidate(
-        "lstm",
-        {"model": layers},
+        LSTM.key,
+        {MODEL: layers},
         io_fields([32], "class", 5, input_dtype="int64", vocab_size=2000),
         "cross_entropy",
     )
@@ -104,30 +108,30 @@ def text_lstm() -> Candidate:
 
 def mnist_ae() -> Candidate:
     layers = dense_layers([784, 64, 784], "ReLU", flatten=True, last="Sigmoid")
-    return _candidate("ae", {"model": layers}, io_fields([1, 28, 28], "input", None), "bce")
+    return _candidate(AE.key, {MODEL: layers}, io_fields([1, 28, 28], "input", None), "bce")
 
 
 def mnist_gan() -> Candidate:
     gen = [*dense_layers([32, 256, 784], "ReLU", last="Sigmoid"), layer("Reshape", shape=[1, 28, 28])]
     disc = dense_layers([784, 256, 1], "LeakyReLU", flatten=True)
     return _candidate(
-        "gan",
-        {"generator": gen, "discriminator": disc},
+        GAN.key,
+        {GENERATOR: gen, DISCRIMINATOR: disc},
         io_fields([1, 28, 28], "none", None, latent_size=32),
-        "gan",
+        LOSS_ADVERSARIAL,
     )
 
 
 def mnist_rbm() -> Candidate:
     return _candidate(
-        "rbm", {"model": [layer("RBM", visible=784, hidden=256)]}, io_fields([784], "none", None), "cd1"
+        RBM.key, {MODEL: [layer("RBM", visible=784, hidden=256)]}, io_fields([784], "none", None), LOSS_CD1
     )
 
 
 def fcn5() -> Candidate:
     width, io_size = 2048, 26752
     layers = dense_layers([io_size, width, width, width, io_size], "Sigmoid")
-    return _candidate("ffn", {"model": layers}, io_fields([io_size], "class", io_size), "cross_entropy")
+    return _candidate(FFN.key, {MODEL: layers}, io_fields([io_size], "class", io_size), "cross_entropy")
 
 
 EXAMPLES: dict[str, Callable[[], Candidate]] = {

@@ -15,13 +15,15 @@ import torch
 
 from advisor.calibration.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 from advisor.calibration.steps import make_step
+from advisor.engine.families import FFN
+from advisor.engine.families.roles import MODEL
 
 # A two-layer perceptron for 16 features: a few kB of weights, so its own pages are noise next to any
 # network of the 30 MB the target covers.
 _FIXED_COST_CANDIDATE = {
-    "family": "ffn",
+    "family": FFN.key,
     "networks": {
-        "model": [
+        MODEL: [
             {"kind": "Linear", "args": {"in_features": 16, "out_features": 8}},
             {"kind": "ReLU", "args": {}},
             {"kind": "Linear", "args": {"in_features": 8, "out_features": 4}},

@@ -28,11 +28,10 @@ from typing import Any
 from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.parent_death import die_with_parent
-from advisor.calibration.steps import family_of
 from advisor.calibration.supervisor import POLL_S, describe_exit, spawn_environment, stop
+from advisor.engine.families import family_of
 
 Event = dict[str, Any]
-UNSUPPORTED_FAMILIES = ("rbm", "dbn")  # CD-1 sets gradients by hand, outside DDP's autograd hooks
 SYNC_MODES = ("sync", "mixed")
 
 
@@ -83,9 +82,9 @@ class ScalingPlan:
         errors: dict[str, list[str]] = {}
         if not isinstance(self.candidate, dict) or "networks" not in self.candidate:
             errors.setdefault("candidate", []).append("a candidate dict with networks is required")
-        elif family_of(self.candidate) in UNSUPPORTED_FAMILIES:
+        elif (family := family_of(self.candidate)).step.hand_gradients:  # CD-1: outside DDP's hooks
             errors.setdefault("candidate", []).append(
-                f"{family_of(self.candidate)} trains with CD-1, whose hand-set gradients DDP does not reduce"
+                f"{family.key} trains with CD-1, whose hand-set gradients DDP does not reduce"
             )
         if not (self.device == "cpu" or self.device == "cuda"):
             errors.setdefault("device", []).append("cpu or cuda (rank r uses cuda:r)")

@@ -1,15 +1,16 @@
-"""One training step per family, true to how that family trains, and synthetic data of the candidate's shapes.
+"""One training step per way of training (`STEPS`, keyed by the registry's steps: a family trains as its
+record in advisor/engine/families/ says), and synthetic data of the candidate's shapes.
 
 FLOPs of one step, per example, in units of the forward FLOPs F of each network (a backward pass costs about
 two forward passes: gradients with respect to inputs and to weights):
-  ffn, ae, cnn, dn, rnn, lstm: forward + backward                        = 3 F
-  vae (encoder E, decoder D): forward, reparameterise, backward           = 3 (E + D)
-  gan (generator G, discriminator D), as in pytorch/examples dcgan:
+  backprop (ffn, ae, cnn, dn, rnn, lstm): forward + backward             = 3 F
+  variational (vae; encoder E, decoder D): forward, reparameterise, back  = 3 (E + D)
+  adversarial (gan; generator G, discriminator D), pytorch/examples dcgan:
       G(z) once; D on real and on fake (forward+backward: 6 D);
       generator step: D(fake) forward+backward through D and G (3 D + 2 G) = 3 G + 9 D
-  rbm, CD-1: up, down, up (3 products) and the two outer products         = 5 F
-  dbn: CD-1 on every RBM (greedy, each on the one below's probabilities)
-       plus one fine-tuning backprop step through the stack + classifier  = 5 R + 3 (R + C) = 8 R + 3 C
+  contrastive (rbm), CD-1: up, down, up (3 products), two outer products  = 5 F
+  pretrained (dbn): CD-1 on every RBM (greedy, each on the one below's
+       probabilities), then one fine-tuning step through stack + classifier = 5 R + 3 (R + C) = 8 R + 3 C
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from torch import nn
 
 from advisor.calibration.flops import probe
 from advisor.calibration.layers import RBM, build
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 
 Batch = tuple[torch.Tensor, ...]
 
@@ -101,20 +104,6 @@ def _backward(loss: torch.Tensor) -> None:
     loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward untyped
 
 
-def family_of(candidate: Mapping[str, Any]) -> str:
-    fam = candidate.get("family")
-    if fam:
-        return str(fam)
-    keys = set(candidate["networks"])
-    if {"generator", "discriminator"} <= keys:
-        return "gan"
-    if {"encoder", "decoder"} <= keys:
-        return "vae"
-    if {"rbm", "classifier"} <= keys:
-        return "dbn"
-    return "ffn"
-
-
 def _optimizer(params: Iterator[nn.Parameter], training: Mapping[str, Any]) -> torch.optim.Optimizer:
     name = str(training.get("optimizer") or "sgd").lower()
     cls = getattr(torch.optim, _OPTIMIZERS.get(name, name), None)
@@ -185,26 +174,18 @@ def make_step(
     for net in nets.values():
         net.to(dev).train()
     family = family_of(candidate)
-    if family == "gan":
-        return _gan_step(candidate, nets, dev)
-    if family == "vae":
-        return _vae_step(candidate, nets, dev)
-    if family == "dbn":
-        return _dbn_step(candidate, nets, dev)
-    if family == "rbm":
-        return _rbm_step(candidate, nets, dev)
-    return _backprop_step(candidate, nets, dev, family)
+    return STEPS[family.step](candidate, nets, dev, family.key)
 
 
 def _backprop_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    model = nets["model"]
+    model = nets[roles.MODEL]
     target = io.get("target") or "class"
     default_loss = {"class": "cross_entropy", "class_per_step": "cross_entropy"}.get(target, "mse")
     loss_name = str(training.get("loss") or default_loss)
-    sigmoid_out = _last_is_sigmoid(candidate["networks"]["model"])
+    sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.MODEL])
     x = _input_draw(io, dev)
     flops, out_shape = probe(model, x.new(2))
     opt = _optimizer(model.parameters(), training)
@@ -229,12 +210,14 @@ def _backprop_step(
         _backward(loss)
         opt.step()
 
-    return TrainingStep(family, nets, run, draws, {"model": flops}, 3 * flops, "3 F (forward + backward)")
+    return TrainingStep(family, nets, run, draws, {roles.MODEL: flops}, 3 * flops, "3 F (forward + backward)")
 
 
-def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+def _gan_step(
+    candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
+) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    gen, disc = nets["generator"], nets["discriminator"]
+    gen, disc = nets[roles.GENERATOR], nets[roles.DISCRIMINATOR]
     latent = int(io["latent_size"])
     g_flops, _ = probe(gen, torch.randn(2, latent, device=dev))
     images = _input_draw(io, dev)
@@ -260,24 +243,26 @@ def _gan_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         opt_g.step()
 
     return TrainingStep(
-        "gan",
+        family,
         nets,
         run,
         (images,),
-        {"generator": g_flops, "discriminator": d_flops},
+        {roles.GENERATOR: g_flops, roles.DISCRIMINATOR: d_flops},
         3 * g_flops + 9 * d_flops,
         "3 G + 9 D (discriminator step on real and fake, then generator step through D)",
     )
 
 
-def _vae_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+def _vae_step(
+    candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
+) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    enc, dec = nets["encoder"], nets["decoder"]
+    enc, dec = nets[roles.ENCODER], nets[roles.DECODER]
     latent = int(io["latent_size"])
     x = _input_draw(io, dev)
     e_flops, _ = probe(enc, x.new(2))
     d_flops, _ = probe(dec, torch.randn(2, latent, device=dev))
-    sigmoid_out = _last_is_sigmoid(candidate["networks"]["decoder"])
+    sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.DECODER])
     rec_name = "bce" if sigmoid_out else "mse"
     opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
 
@@ -295,19 +280,21 @@ def _vae_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         opt.step()
 
     return TrainingStep(
-        "vae",
+        family,
         nets,
         run,
         (x,),
-        {"encoder": e_flops, "decoder": d_flops},
+        {roles.ENCODER: e_flops, roles.DECODER: d_flops},
         3 * (e_flops + d_flops),
         "3 (E + D) (reparameterised ELBO, forward + backward)",
     )
 
 
-def _rbm_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+def _rbm_step(
+    candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
+) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    model = nets["model"]
+    model = nets[roles.MODEL]
     rbms = _rbms(model)
     v = _input_draw(io, dev, flat=True)
     flops, _ = probe(model, v.new(2))
@@ -320,12 +307,14 @@ def _rbm_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
             x = cd1_gradients(rbm, x)
         opt.step()
 
-    return TrainingStep("rbm", nets, run, (v,), {"model": flops}, 5 * flops, "5 F (CD-1)")
+    return TrainingStep(family, nets, run, (v,), {roles.MODEL: flops}, 5 * flops, "5 F (CD-1)")
 
 
-def _dbn_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device) -> TrainingStep:
+def _dbn_step(
+    candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
+) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    stack, classifier = nets["rbm"], nets["classifier"]
+    stack, classifier = nets[roles.STACK], nets[roles.CLASSIFIER]
     rbms = _rbms(stack)
     visible = _input_draw(io, dev, flat=True)
     x2 = visible.new(2)
@@ -348,12 +337,23 @@ def _dbn_step(candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: tor
         finetune.step()
 
     return TrainingStep(
-        "dbn",
+        family,
         nets,
         run,
         (visible, labels),
-        {"rbm": r_flops, "classifier": c_flops},
+        {roles.STACK: r_flops, roles.CLASSIFIER: c_flops},
         8 * r_flops + 3 * c_flops,
         "8 R + 3 C (CD-1 on every RBM, then one fine-tuning step)",
         ["one dbn step = one pretraining batch on every RBM plus one fine-tuning batch"],
     )
+
+
+# The torch step of each way of training (advisor/engine/families/family.py), the one table the calibration
+# keys by the registry's names; the engine's memory replay and cost model follow the same steps.
+STEPS: dict[Step, Callable[[Mapping[str, Any], dict[str, nn.Module], torch.device, str], TrainingStep]] = {
+    BACKPROP: _backprop_step,
+    ADVERSARIAL: _gan_step,
+    VARIATIONAL: _vae_step,
+    CONTRASTIVE: _rbm_step,
+    PRETRAINED: _dbn_step,
+}

@@ -17,6 +17,7 @@ from typing import Any
 from advisor.engine.candidate import rebatch
 from advisor.engine.costmodel import step_cost
 from advisor.engine.estimate import profiled_error
+from advisor.engine.families import family_of
 from advisor.engine.memory import memory_for
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
@@ -66,7 +67,7 @@ def largest_batch(candidate: Mapping[str, Any], examples: int) -> int:
     raise it: larger batches need more epochs, which seconds per example do not show. On digits (1,797
     examples, bench advice's three splits, one run each) the profile's 128 scored 0.955, 0.989 and 0.989
     against 0.972, 0.989 and 0.992 at the rule's 64, in no less wall time."""
-    start, _ = start_batch(str(candidate["family"]), list(candidate["io"]["input_shape"]), examples)
+    start, _ = start_batch(family_of(candidate), list(candidate["io"]["input_shape"]), examples)
     return min(BATCH_MAX, int(examples * LARGE_BATCH_SHARE), start)
 
 

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from advisor.engine.candidate import Draft
-from advisor.engine.families import conv, dense, generative, published, recurrent
+from advisor.engine.families import LSTM, RNN, conv, dense, generative, published, recurrent
 from advisor.engine.rules import reason
 
 DBN_MAX_INPUTS = 128 * 128  # fully connected RBMs on larger images have hundreds of millions of weights
@@ -121,7 +121,7 @@ def _sequence(spec: dict[str, Any]) -> Choice:
         reason("net.deep.structure", "Data over time needs a deep network that models how it changes."),
         reason("net.sequence.lstm"),
     ]
-    result = [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")]
+    result = [recurrent.recurrent(spec, LSTM), recurrent.recurrent(spec, RNN)]
     shallow = _shallow_sequence(spec)
     if shallow is not None:
         result.append(shallow)
@@ -159,7 +159,7 @@ def _generation(spec: dict[str, Any]) -> Choice:
     series = spec["data"]["vocab_size"] is not None or len(shape) == 2
     if kind == "sequence":
         reasons = [reason("net.generation.sequence"), reason("net.deep.structure")]
-        result = [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")]
+        result = [recurrent.recurrent(spec, LSTM), recurrent.recurrent(spec, RNN)]
         if spec["data"]["vocab_size"] is None and len(shape) == 2:
             result.append(generative.gan(spec))
         return result, reasons
@@ -169,7 +169,7 @@ def _generation(spec: dict[str, Any]) -> Choice:
             reason("net.generation.sequence", "Tokens can only be generated step by step: an LSTM first."),
             reason(f"net.generation.{kind}"),
         ]
-        return [recurrent.recurrent(spec, "LSTM"), recurrent.recurrent(spec, "RNN")], reasons
+        return [recurrent.recurrent(spec, LSTM), recurrent.recurrent(spec, RNN)], reasons
     if kind == "random":
         reasons = [reason("net.generation.random")]
         result = [generative.gan(spec), generative.vae(spec)]
@@ -186,7 +186,7 @@ def _generation(spec: dict[str, Any]) -> Choice:
             )
         )
     if series:
-        result.append(recurrent.recurrent(spec, "LSTM"))
+        result.append(recurrent.recurrent(spec, LSTM))
     return result, reasons
 
 

@@ -1,5 +1,5 @@
-"""Catalog time estimates (basis "catalog"; "analytic" in recommendations stored before) from FLOPs, bytes and
-the catalog's peaks, for hardware without a device profile (advisor.engine.costmodel has the profiled path).
+"""Catalog time estimates (basis "catalog") from FLOPs, bytes and the catalog's peaks, for hardware without a
+device profile (advisor.engine.costmodel has the profiled path).
 
 seconds per batch = max(compute, memory traffic) + framework overhead, where
 - compute = training FLOPs (3 x forward: the backward pass costs about twice the forward; a GAN step runs
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine import catalog
+from advisor.engine import catalog, families
 
 EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
 # The host's share of a step: on a GPU, eager PyTorch's Python and kernel launches for the step and for each
@@ -34,7 +34,6 @@ EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
 # the FLOPs; the old 100 + 30 us per layer put them 82% low; bench/README.md, "GPU")
 STEP_SECONDS = {"gpu": 900e-6, "cpu": 150e-6}
 LAYER_SECONDS = {"gpu": 100e-6, "cpu": 40e-6}
-TRAIN_MULTIPLIER = {"gan": 6}  # others: 3
 MULTI_GPU_CUT = 0.35
 # The relative error band each basis's validation supports, the 90th percentile |error| (bench/README.md,
 # "predict", 2026-11-23, quiet machine): the catalog path was 0.32x to 2.4x of measured on this project's CPU
@@ -120,7 +119,7 @@ def seconds_per_batch(
     batch_size: int,
     device: Device,
 ) -> float:
-    train_flops = TRAIN_MULTIPLIER.get(family, 3) * flops * batch_size
+    train_flops = families.get(family).step.train_flops * flops * batch_size
     compute = train_flops / (device.peak_flops * EFFICIENCY[device.kind])
     traffic = (16 * parameters + 8 * activations * batch_size) / device.bandwidth
     host = STEP_SECONDS[device.kind] + layers * LAYER_SECONDS[device.kind]

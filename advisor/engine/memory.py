@@ -2,23 +2,34 @@
 
 Each family's step is replayed on a Timeline (timeline.py) in the order advisor/calibration/steps.py runs it:
 weights, optimiser state and the batch live throughout; the forward pass keeps what autograd saves per layer
-(account.py), the backward pass frees it layer by layer while it makes the gradients, and the optimiser's
-update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to `total`): weights,
-gradients, optimizer (state), activations (saved for backward), batch (inputs and targets), workspace
-(gradient buffers in flight and the optimiser's temporaries).
+(the memory rules of layers.py), the backward pass frees it layer by layer while it makes the gradients, and
+the optimiser's update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to
+`total`): weights, gradients, optimizer (state), activations (saved for backward), batch (inputs and
+targets), workspace (gradient buffers in flight and the optimiser's temporaries).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
 from advisor.engine.codepages import code_pages
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.heap import resident_growth
-from advisor.engine.layers import Counts, Layer, Shape, count
+from advisor.engine.layers import (
+    FLOAT_BYTES,
+    INDEX_BYTES,
+    KINDS,
+    Counts,
+    Layer,
+    LayerMemory,
+    Shape,
+    count,
+    layer_memory,
+)
 from advisor.engine.timeline import (
     CUDA_BLOCK,
     Timeline,
@@ -34,33 +45,19 @@ from advisor.engine.timeline import (
 TOKEN_BYTES = INDEX_BYTES
 
 
-def network_inputs(candidate: dict[str, Any]) -> dict[str, Shape]:
-    """The per-example input shape of each network of a candidate (see docs/CANDIDATE.md)."""
-    io, networks = candidate["io"], candidate["networks"]
-    shape = tuple(io["input_shape"])
-    inputs: dict[str, Shape] = {}
-    for key in networks:
-        if key in ("generator", "decoder"):
-            inputs[key] = (io["latent_size"],)
-        elif key == "classifier":
-            inputs[key] = (networks["rbm"][-1]["args"]["hidden"],)
-        else:
-            inputs[key] = shape
-    return inputs
-
-
 def count_networks(candidate: dict[str, Any]) -> dict[str, Counts]:
-    inputs = network_inputs(candidate)
+    inputs = roles.network_inputs(candidate)
     return {key: count(layers, inputs[key]) for key, layers in candidate["networks"].items()}
 
 
 def kept_activations(counts: dict[str, Counts]) -> int:
     """Values kept for backward per example; a GAN's discriminator runs on a real and a generated batch."""
-    return sum(c.activations * (2 if key == "discriminator" else 1) for key, c in counts.items())
+    return sum(c.activations * (2 if key == roles.DISCRIMINATOR else 1) for key, c in counts.items())
 
 
-# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
-COMPOSITES = ("Residual", "Concat")
+# Layers made of layer lists (Residual, Concat): their account is their branches' (chain_kept), so it lives
+# here with chain.
+COMPOSITES = tuple(name for name, kind in KINDS.items() if kind.memory is None)
 
 
 def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
@@ -116,14 +113,7 @@ class _Step:
         training = candidate.get("training") or {}
         self.optimizer = str(training.get("optimizer") or "sgd")
         self.states = optimizer_states(self.optimizer, training.get("momentum"))
-        self.inputs = network_inputs(candidate)
-        for key in ("rbm", "model"):  # an RBM sees an image as one vector
-            if (
-                key in self.inputs
-                and candidate["networks"][key][:1]
-                and candidate["networks"][key][0]["kind"] == "RBM"
-            ):
-                self.inputs[key] = (math.prod(self.inputs[key]),)
+        self.inputs = roles.network_inputs(candidate)
         self.nets = {key: chain(layers, self.inputs[key]) for key, layers in candidate["networks"].items()}
         self.loss = str(training.get("loss") or "")
 
@@ -171,28 +161,28 @@ def _backprop(s: _Step) -> None:
     values = math.prod(io["input_shape"])
     x = s.batch_bytes(values, TOKEN_BYTES if token else FLOAT_BYTES)
     target = io.get("target") or "class"
-    mems = s.nets["model"]
+    mems = s.nets[roles.MODEL]
     out_values = math.prod(mems[-1].shape) if mems else values
     ce = s.loss == "cross_entropy" or (not s.loss and target in ("class", "class_per_step"))
     if target != "input":
         steps = int(io["input_shape"][0]) if target == "class_per_step" else 1
         s.batch_bytes(steps if ce else out_values, INDEX_BYTES if ce else FLOAT_BYTES)
-    s.parameters([["model"]])
+    s.parameters([[roles.MODEL]])
     g = forward(s.t, mems, s.b, input_bytes=x)
     s.loss_backward(g, keeps_output=not ce)
-    s.update("model")
+    s.update(roles.MODEL)
 
 
 def _vae(s: _Step) -> None:
     x = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([["encoder", "decoder"]])
+    s.parameters([[roles.ENCODER, roles.DECODER]])
     latent = int(s.c["io"]["latent_size"])
     # mean and log-variance are views of the encoder's output, which the KL term keeps; the sample keeps its
     # noise and exp(log_var / 2), the KL term exp(log_var)
     z = LayerMemory((latent,), FLOAT_BYTES * latent, True, False, 3 * FLOAT_BYTES * latent, 0, ())
-    g = forward(s.t, [*s.nets["encoder"], z, *s.nets["decoder"]], s.b, input_bytes=x)
+    g = forward(s.t, [*s.nets[roles.ENCODER], z, *s.nets[roles.DECODER]], s.b, input_bytes=x)
     s.loss_backward(g, keeps_output=True, temporaries=1)  # measured: the ELBO's backward keeps fewer
-    s.update("encoder", "decoder")
+    s.update(roles.ENCODER, roles.DECODER)
 
 
 def _gan(s: _Step) -> None:
@@ -200,24 +190,26 @@ def _gan(s: _Step) -> None:
     and back through D into G, G's update. Each network's gradients live from its backward to the next
     step's zero_grad, so the other network's gradients are alive during each half."""
     real = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([["generator"], ["discriminator"]])
-    gen, disc = s.tensors("generator"), s.tensors("discriminator")
+    s.parameters([[roles.GENERATOR], [roles.DISCRIMINATOR]])
+    gen, disc = s.tensors(roles.GENERATOR), s.tensors(roles.DISCRIMINATOR)
     hold(s.t, "gradients", gen)
     hold(s.t, "gradients", disc)
     z = s.t.alloc("activations", s.b * FLOAT_BYTES * int(s.c["io"]["latent_size"]))
-    g_pass = forward(s.t, s.nets["generator"], s.b, input_bytes=z, input_owned=False)
+    g_pass = forward(s.t, s.nets[roles.GENERATOR], s.b, input_bytes=z, input_owned=False)
     release(s.t, "gradients", disc)  # opt_d.zero_grad
-    d_real = forward(s.t, s.nets["discriminator"], s.b, input_bytes=real)
-    d_fake = forward(s.t, s.nets["discriminator"], s.b, input_bytes=g_pass.output)
+    d_real = forward(s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=real)
+    d_fake = forward(s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=g_pass.output)
     s.loss_backward(d_fake, keeps_output=True)
     s.loss_backward(d_real, keeps_output=True, accumulate=True)
-    s.update("discriminator")
+    s.update(roles.DISCRIMINATOR)
     release(s.t, "gradients", gen)  # opt_g.zero_grad
-    d_on_fake = forward(s.t, s.nets["discriminator"], s.b, input_bytes=g_pass.output, input_needs_grad=True)
+    d_on_fake = forward(
+        s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=g_pass.output, input_needs_grad=True
+    )
     grad_fake = s.loss_backward(d_on_fake, keeps_output=True, accumulate=True)
     backward(s.t, g_pass, grad_out=grad_fake)
     g_pass.release_output(s.t)
-    s.update("generator")
+    s.update(roles.GENERATOR)
 
 
 def _cd1(s: _Step, key: str, v: int) -> int:
@@ -253,9 +245,9 @@ def _cd1(s: _Step, key: str, v: int) -> int:
 
 def _rbm(s: _Step) -> None:
     v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([["model"]])
-    s.t.free("activations", _cd1(s, "model", v))
-    s.update("model")
+    s.parameters([[roles.MODEL]])
+    s.t.free("activations", _cd1(s, roles.MODEL, v))
+    s.update(roles.MODEL)
 
 
 def _dbn(s: _Step) -> None:
@@ -263,30 +255,30 @@ def _dbn(s: _Step) -> None:
     classifier (a second optimiser, over both: the stack's state is kept twice)."""
     v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
     s.batch_bytes(1, INDEX_BYTES)
-    s.parameters([["rbm"], ["rbm", "classifier"]])
-    hold(s.t, "gradients", s.tensors("classifier"))  # the last fine-tuning's, until its zero_grad
-    s.t.free("activations", _cd1(s, "rbm", v))
-    s.update("rbm")
-    release(s.t, "gradients", s.tensors("rbm", "classifier"))  # finetune.zero_grad
+    s.parameters([[roles.STACK], [roles.STACK, roles.CLASSIFIER]])
+    hold(s.t, "gradients", s.tensors(roles.CLASSIFIER))  # the last fine-tuning's, until its zero_grad
+    s.t.free("activations", _cd1(s, roles.STACK, v))
+    s.update(roles.STACK)
+    release(s.t, "gradients", s.tensors(roles.STACK, roles.CLASSIFIER))  # finetune.zero_grad
     # up the stack with autograd: each RBM's linear output goes through a sigmoid, which keeps its result
-    g = forward(s.t, [*s.nets["rbm"], *s.nets["classifier"]], s.b, input_bytes=v)
+    g = forward(s.t, [*s.nets[roles.STACK], *s.nets[roles.CLASSIFIER]], s.b, input_bytes=v)
     s.loss_backward(g, keeps_output=False)
-    s.update("rbm", "classifier")
+    s.update(roles.STACK, roles.CLASSIFIER)
 
 
-_FAMILIES = {"gan": _gan, "vae": _vae, "rbm": _rbm, "dbn": _dbn}
+# each way of training (families/family.py), replayed as advisor/calibration/steps.py runs it
+REPLAYS: dict[Step, Callable[[_Step], None]] = {
+    BACKPROP: _backprop,
+    ADVERSARIAL: _gan,
+    VARIATIONAL: _vae,
+    CONTRASTIVE: _rbm,
+    PRETRAINED: _dbn,
+}
 
 
-def family_of(candidate: dict[str, Any]) -> str:
-    """As advisor/calibration/steps.py tells a family from a candidate's networks."""
-    if candidate.get("family"):
-        return str(candidate["family"])
-    keys = set(candidate["networks"])
-    if {"generator", "discriminator"} <= keys:
-        return "gan"
-    if {"encoder", "decoder"} <= keys:
-        return "vae"
-    return "dbn" if {"rbm", "classifier"} <= keys else "ffn"
+def replay(step: _Step) -> None:
+    """Replay the training step of `step`'s candidate's family on its timeline."""
+    REPLAYS[family_of(step.c).step](step)
 
 
 def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu") -> dict[str, int]:
@@ -341,7 +333,7 @@ def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RES
         if len(_RESIDENT) > 1024:
             _RESIDENT.clear()
         step = _Step(candidate, batch_size, "cpu", record=True)
-        _FAMILIES.get(family_of(candidate), _backprop)(step)
+        replay(step)
         _RESIDENT[key] = resident_growth(step.t.events or [], steps=steps) + code_pages(candidate)
     return _RESIDENT[key]
 
@@ -351,7 +343,7 @@ _RESIDENT: dict[tuple[Any, ...], int] = {}
 
 def _replay(candidate: dict[str, Any], batch_size: int, device: str) -> dict[str, int]:
     step = _Step(candidate, batch_size, device)
-    _FAMILIES.get(family_of(candidate), _backprop)(step)
+    replay(step)
     result = dict(step.t.at_peak)
     result["total"] = step.t.peak
     return result

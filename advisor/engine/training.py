@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.engine import families
+from advisor.engine.families import GAN, VAE
+from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, LOSS_CD1, Family
 from advisor.engine.rules import reason
 
 INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
@@ -34,22 +37,22 @@ PUBLISHED_EPOCHS = 90
 # scores 0.45/0.42/0.29/0.35/0.31 (seed 2 a tie); DCGAN's beta1 0.5 moved the 2e-4 score by -2 to +4 points
 # and lowered two of three seeds at 1e-3, so vectors keep beta1 0.9.
 _OPTIMISER = {
-    "gan": ("adam", 2e-4, "train.optimizer.gan"),  # on images
-    "gan.vector": ("adam", 1e-3, "train.optimizer.gan.vector"),
-    "vae": ("adam", 1e-3, "train.optimizer.vae"),
+    GAN.key: ("adam", 2e-4, "train.optimizer.gan"),  # on images
+    VAE.key: ("adam", 1e-3, "train.optimizer.vae"),
 }
+_VECTOR_GAN = ("adam", 1e-3, "train.optimizer.gan.vector")
 DCGAN_BETAS = [0.5, 0.999]  # Radford et al. 2016 §4: beta1 0.5 (0.9 "resulted in training oscillation")
 _BACKPROP = ("adam", 1e-3, "train.optimizer")
 _PUBLISHED = ("sgd", 0.01, "train.optimizer.published")  # Krizhevsky et al. 2012 §5
 _CONTRASTIVE = ("sgd", 0.01, "train.optimizer.cd")  # Hinton 2010 §4: 0.01 is a good start for RBM weights
 
 
-def start_batch(family: str, input_shape: list[int], examples: int) -> tuple[int, str]:
+def start_batch(family: Family, input_shape: list[int], examples: int) -> tuple[int, str]:
     """The mini-batch to start from and why."""
-    if family in ("rnn", "lstm"):
+    if family.batch == BATCH_RECURRENT:
         size, why = BATCH_RNN, "recurrent network: S used 128 for its LSTMs"
     elif (
-        family in ("cnn", "dn")
+        family.batch == BATCH_IMAGE
         and len(input_shape) == 3
         and input_shape[1] * input_shape[2] >= LARGE_IMAGE_PIXELS
     ):
@@ -83,10 +86,10 @@ def setup(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The candidate's `training` dict and the reasons for it."""
     examples = spec["data"]["examples"]
-    batch, why = start_batch(family, input_shape, examples)
-    vector_gan = family == "gan" and len(input_shape) != 3  # fully connected: not an image's (C, H, W)
-    optimiser, rate, rule = _OPTIMISER.get("gan.vector" if vector_gan else family, _BACKPROP)
-    if loss == "cd1":
+    batch, why = start_batch(families.get(family), input_shape, examples)
+    vector_gan = family == GAN.key and len(input_shape) != 3  # fully connected: not an image's (C, H, W)
+    optimiser, rate, rule = _VECTOR_GAN if vector_gan else _OPTIMISER.get(family, _BACKPROP)
+    if loss == LOSS_CD1:
         optimiser, rate, rule = _CONTRASTIVE
     elif published is not None:
         optimiser, rate, rule = _PUBLISHED
@@ -99,7 +102,7 @@ def setup(
         "epochs": epochs,
         "loss": loss,
     }
-    if loss != "cd1":
+    if loss != LOSS_CD1:
         # init.small with LeCun's cap: measured (bench advice) ±0.1 on the digits CNN's 896-input layer left
         # it at 0.958, the capped draw reaches the search's score
         training["init"] = INIT_FAN_IN
@@ -117,7 +120,7 @@ def setup(
         reason(
             "batch.start", f"Start with mini-batches of {batch} ({why}); a calibration can sweep other sizes."
         ),
-        reason("init.rbm") if loss == "cd1" else reason("init.small"),
+        reason("init.rbm") if loss == LOSS_CD1 else reason("init.small"),
         reason(rule, f"{'SGD' if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}{how}"),
         reason(
             "train.epochs",

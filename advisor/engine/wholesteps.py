@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.engine.families import FFN
+from advisor.engine.families.roles import MODEL
+
 
 def candidate(
     layers: list[dict[str, Any]], input_shape: list[int], batch: int, optimizer: str
 ) -> dict[str, Any]:
     """A classifier of `layers` as the engine describes a candidate (enough for the harness and the model)."""
     return {
-        "family": "ffn",
-        "networks": {"model": layers},
+        "family": FFN.key,
+        "networks": {MODEL: layers},
         "io": {
             "input_shape": input_shape,
             "input_dtype": "float32",

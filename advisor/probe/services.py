@@ -219,8 +219,8 @@ def seconds_per_epoch(
         return None
     candidates = core.recommendation_payload(rec)["candidates"]
     estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
-    if estimate.get("basis") in ("catalog", "analytic") and device is not None and device.profile:
+    if estimate.get("basis") == "catalog" and device is not None and device.profile:
         estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
     if estimate.get("seconds_per_epoch") is None:
         return None
-    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}
+    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}

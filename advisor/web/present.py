@@ -5,29 +5,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor import engine
-from advisor.engine.layers import count
-from advisor.engine.memory import network_inputs
+from django.utils.text import capfirst
 
-FAMILIES = {
-    "ffn": "Feed-forward network",
-    "ae": "Auto-encoder",
-    "rbm": "Restricted Boltzmann machine",
-    "dbn": "Deep belief network",
-    "cnn": "Convolutional network",
-    "dn": "Deconvolutional network",
-    "rnn": "Recurrent network",
-    "lstm": "LSTM network",
-    "gan": "Generative adversarial network",
-    "vae": "Variational auto-encoder",
-}
+from advisor import engine
+from advisor.engine.families import title_of
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO
+from advisor.engine.families.roles import network_inputs
+from advisor.engine.layers import count
+
 # The engine's loss names, as a reader who does not know them needs them.
 LOSSES = {
     "cross_entropy": "cross-entropy loss",
     "mse": "mean squared error loss",
-    "cd1": "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
-    "elbo": "evidence lower bound (reconstruction + KL) loss",
-    "gan": "adversarial (generator vs discriminator) loss",
+    LOSS_CD1: "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
+    LOSS_ELBO: "evidence lower bound (reconstruction + KL) loss",
+    LOSS_ADVERSARIAL: "adversarial (generator vs discriminator) loss",
 }
 # Layers without weights that only transform values: drawn as a note on the layer before them.
 ELEMENTWISE = {
@@ -36,7 +28,8 @@ ELEMENTWISE = {
 }  # fmt: skip
 STYLE = {
     "Linear": "dense", "RBM": "dense", "Embedding": "dense", "EmbeddingBag": "dense", "Bilinear": "dense",
-    "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
+    "Conv1d": "conv", "CausalConv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv",
+    "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
 }  # fmt: skip
@@ -223,10 +216,9 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
 
 
 # what a pre-measurement figure is called where a page sets it beside a measurement: by its basis, since a
-# profiled or predicted figure is no longer the catalog's "analytic" one ("analytic": stored before profiles)
+# profiled or predicted figure is not the catalog's
 ESTIMATE_NAMES = {
     "catalog": "catalog estimate",
-    "analytic": "catalog estimate",
     "profiled": "profiled estimate",
     "predicted": "predicted estimate",
 }
@@ -241,7 +233,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
     basis: catalog, profiled or predicted) was, named by that basis."""
     view = {
-        "basis": estimate.get("basis", "analytic"),
+        "basis": estimate.get("basis", "catalog"),
         "name": estimate_name(estimate),
         "per_batch": duration(estimate.get("seconds_per_batch")),
         "per_epoch": duration(estimate.get("seconds_per_epoch")),
@@ -260,7 +252,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     if view["basis"] == "measured" and analytic and analytic.get("seconds_to_train"):
         view["analytic_to_train"] = duration(analytic["seconds_to_train"])
         view["prior"] = {
-            "basis": analytic.get("basis", "analytic"),
+            "basis": analytic.get("basis", "catalog"),
             "device": analytic.get("device"),
             "error": analytic.get("expected_error"),
             "name": estimate_name(analytic),
@@ -287,7 +279,7 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
     return {
         "index": index,
         "c": candidate,
-        "title": FAMILIES.get(candidate["family"], candidate["family"]),
+        "title": capfirst(title_of(candidate["family"])),
         "loss": LOSSES.get(
             candidate.get("training", {}).get("loss", ""), candidate.get("training", {}).get("loss")
         ),

@@ -7,7 +7,9 @@ import math
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import AE, CNN, DN
 from advisor.engine.families.dense import head
+from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width
@@ -57,9 +59,9 @@ def cnn(spec: dict[str, Any]) -> Draft:
         *capacity_reason(spec, "Channels"),
     ]
     return Draft(
-        "cnn",
+        CNN.key,
         "deep",
-        {"model": model},
+        {MODEL: model},
         sizes,
         io_dict([channels, height, width], target, outputs),
         loss,
@@ -139,7 +141,7 @@ def dn(spec: dict[str, Any]) -> Draft:
         )
     ]
     numel = math.prod(shape)
-    return Draft("dn", "deep", {"model": model}, sizes, io_dict([DN_CODE], "value", numel), "mse", reasons)
+    return Draft(DN.key, "deep", {MODEL: model}, sizes, io_dict([DN_CODE], "value", numel), "mse", reasons)
 
 
 def conv_code_size(values: int, spec: dict[str, Any]) -> int:
@@ -165,9 +167,9 @@ def conv_ae(spec: dict[str, Any]) -> Draft:
         *capacity_reason(spec, "Code and channels"),
     ]
     return Draft(
-        "ae",
+        AE.key,
         "deep",
-        {"model": [*encoder, layer("ReLU"), *decoder]},
+        {MODEL: [*encoder, layer("ReLU"), *decoder]},
         [*down, code, *up],
         io_dict(shape, "input", None),
         "mse",

@@ -6,6 +6,9 @@ import math
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import AE, DBN, FFN, RBM
+from advisor.engine.families.family import LOSS_CD1
+from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width
@@ -88,9 +91,9 @@ def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
         *capacity_reason(spec, "Hidden layer"),
     ]
     return Draft(
-        "ffn",
+        FFN.key,
         "deep" if deep else "shallow",
-        {"model": model},
+        {MODEL: model},
         sizes,
         io_dict(shape, target, outputs),
         loss,
@@ -122,9 +125,9 @@ def bag(spec: dict[str, Any]) -> Draft:
         )
     ]
     return Draft(
-        "ffn",
+        FFN.key,
         "shallow",
-        {"model": model},
+        {MODEL: model},
         [BAG_WIDTH],
         io_dict(list(steps), target, outputs, vocab_size=vocab),
         loss,
@@ -161,9 +164,9 @@ def ae(spec: dict[str, Any], *, deep: bool) -> Draft:
         *capacity_reason(spec, "Code layer"),
     ]
     return Draft(
-        "ae",
+        AE.key,
         "deep" if deep else "shallow",
-        {"model": model},
+        {MODEL: model},
         sizes,
         io_dict(shape, "input", None),
         "mse",
@@ -183,7 +186,7 @@ def rbm(spec: dict[str, Any]) -> Draft:
     ]
     model = [layer("RBM", visible=inputs, hidden=hidden)]
     return Draft(
-        "rbm", "shallow", {"model": model}, [hidden], io_dict([inputs], "none", None), "cd1", reasons
+        RBM.key, "shallow", {MODEL: model}, [hidden], io_dict([inputs], "none", None), LOSS_CD1, reasons
     )
 
 
@@ -211,11 +214,11 @@ def dbn(spec: dict[str, Any]) -> Draft:
         )
     ]
     return Draft(
-        "dbn",
+        DBN.key,
         "deep",
-        {"rbm": rbms, "classifier": classifier},
+        {STACK: rbms, CLASSIFIER: classifier},
         sizes,
         io_dict([inputs], target, outputs),
-        "cd1",
+        LOSS_CD1,
         reasons,
     )

@@ -6,7 +6,10 @@ import math
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import GAN, VAE
 from advisor.engine.families.conv import BASE_CHANNELS, decoder_stack, encoder_stack
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_ELBO
+from advisor.engine.families.roles import DECODER, DISCRIMINATOR, ENCODER, GENERATOR
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, round_width
@@ -59,7 +62,13 @@ def gan(spec: dict[str, Any]) -> Draft:
     reasons = [reason("size.deep.dn", how)]
     io = io_dict(shape, "none", None, latent_size=latent)
     return Draft(
-        "gan", "deep", {"generator": generator, "discriminator": discriminator}, sizes, io, "gan", reasons
+        GAN.key,
+        "deep",
+        {GENERATOR: generator, DISCRIMINATOR: discriminator},
+        sizes,
+        io,
+        LOSS_ADVERSARIAL,
+        reasons,
     )
 
 
@@ -105,4 +114,4 @@ def vae(spec: dict[str, Any]) -> Draft:
         )
     ]
     io = io_dict(shape, "none", None, latent_size=latent)
-    return Draft("vae", "deep", {"encoder": encoder, "decoder": decoder}, sizes, io, "elbo", reasons)
+    return Draft(VAE.key, "deep", {ENCODER: encoder, DECODER: decoder}, sizes, io, LOSS_ELBO, reasons)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import CNN
+from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 
@@ -167,9 +169,9 @@ def published(name: str, spec: dict[str, Any]) -> Draft:
         f"sized to your {outputs:,} classes."
     )
     return Draft(
-        "cnn",
+        CNN.key,
         "deep",
-        {"model": model},
+        {MODEL: model},
         sizes,
         io_dict(shape, "class", outputs),
         "cross_entropy",

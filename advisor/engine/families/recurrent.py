@@ -1,18 +1,22 @@
-"""Recurrent families: LSTM (first for data over time) and plain RNN (the alternative), on features or "
-"tokens."""
+"""Recurrent families: LSTM (first for data over time) and plain RNN (the alternative), on features or
+tokens."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import LSTM, RNN
 from advisor.engine.families.dense import head
+from advisor.engine.families.family import Family
+from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, count, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, fits_data, round_width, shrunk_reason, targets
 
 LAYERS = 2  # Shi et al. 2016: "2 LSTM layers" (LSTM-32/64); also Zaremba et al. 2014's medium model
 MAX_HIDDEN = 1024
+CELLS = {LSTM: "LSTM", RNN: "RNN"}  # the layer kind each recurrent family stacks
 
 
 def hidden_for(spec: dict[str, Any]) -> int:
@@ -30,16 +34,16 @@ def hidden_for(spec: dict[str, Any]) -> int:
 MIN_HIDDEN = 16
 
 
-def recurrent(spec: dict[str, Any], kind: str) -> Draft:
-    """kind "LSTM" (family lstm) or "RNN" (family rnn). The width halves (not below MIN_HIDDEN) until the
+def recurrent(spec: dict[str, Any], family: Family) -> Draft:
+    """A family of CELLS: LSTM or RNN. The width halves (not below MIN_HIDDEN) until the
     weights fit the data (sizing.fits_data): a 10,000-word vocabulary at 768 units is 17 M weights, far more
     than 25,000 reviews can pin down."""
     hidden = hidden_for(spec)
-    draft = _recurrent(spec, kind, hidden)
+    draft = _recurrent(spec, family, hidden)
     examples = targets(spec)
     while hidden > MIN_HIDDEN and not fits_data(_parameters(draft), examples):
         hidden = max(MIN_HIDDEN, round_width(hidden / 2))
-        draft = _recurrent(spec, kind, hidden)
+        draft = _recurrent(spec, family, hidden)
     if hidden < hidden_for(spec):
         draft.reasons = [r for r in draft.reasons if r["rule"] != "size.capacity"]  # not widened after all
         draft.reasons.append(shrunk_reason("Units", hidden_for(spec), hidden, _parameters(draft), examples))
@@ -47,10 +51,11 @@ def recurrent(spec: dict[str, Any], kind: str) -> Draft:
 
 
 def _parameters(draft: Draft) -> int:
-    return count(draft.networks["model"], draft.io["input_shape"]).parameters
+    return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
-def _recurrent(spec: dict[str, Any], kind: str, hidden: int) -> Draft:
+def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
+    kind = CELLS[family]
     data = spec["data"]
     vocab = data["vocab_size"]
     generating = spec["task"] == "generation"
@@ -92,5 +97,4 @@ def _recurrent(spec: dict[str, Any], kind: str, hidden: int) -> Draft:
         )
     )
     reasons += capacity_reason(spec, "Units")
-    family = "lstm" if kind == "LSTM" else "rnn"
-    return Draft(family, "deep", {"model": model}, [hidden] * LAYERS, io, loss, reasons)
+    return Draft(family.key, "deep", {MODEL: model}, [hidden] * LAYERS, io, loss, reasons)

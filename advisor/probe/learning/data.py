@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from advisor.engine.families import family_of
+from advisor.engine.families.family import BACKPROP, PRETRAINED
 from advisor.probe.learning.samples import Sample, SampleError, as_values, numel, shape_text
 
 GOALS = ("classify", "regress", "compress")
@@ -30,8 +32,8 @@ class Unsupported(ValueError):
 
 def trainable(candidate: dict[str, Any], goal: str) -> str | None:
     """Why this candidate cannot be probed for this goal, or None when it can."""
-    nets = set(candidate.get("networks") or {})
-    if not ({"model"} <= nets or {"rbm", "classifier"} <= nets) or candidate.get("family") == "rbm":
+    # a network trained by backpropagation, alone or after pre-training, has an output to score
+    if not candidate.get("networks") or family_of(candidate).step not in (BACKPROP, PRETRAINED):
         return f"a {candidate.get('family', '?').upper()} has no supervised output to score"
     target = (candidate.get("io") or {}).get("target") or "class"
     if target not in SUPPORTED_TARGETS.get(goal, ()):

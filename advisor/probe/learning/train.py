@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
 from advisor.probe.learning.data import Split, Unsupported, score, trainable
 from advisor.probe.learning.samples import numel, shape_text
 from advisor.probe.learning.stopping import Plateau
@@ -27,9 +28,9 @@ MAX_EPOCHS = 5000
 
 
 def _model(nets: dict[str, nn.Module]) -> nn.Module:
-    if "model" in nets:
-        return nets["model"]
-    return nn.Sequential(nets["rbm"], nets["classifier"])  # a DBN scores through its stack and classifier
+    if MODEL in nets:
+        return nets[MODEL]
+    return nn.Sequential(nets[STACK], nets[CLASSIFIER])  # a DBN scores through its stack and classifier
 
 
 class _Data:
