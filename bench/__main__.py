@@ -13,6 +13,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "harness": ("bench.harness", "measure() overhead and agreement with torch.utils.benchmark"),
     "epoch": ("bench.epoch", "predicted vs actual time of one training epoch"),
     "predict": ("bench.predict", "time model (profile, learned correction, catalog) against measured steps"),
+    "profiles": ("bench.profiles", "ways of profiling a device compared on one measured grid"),
     "queue": ("bench.queue", "calibration round trip through a real worker, pick-up included"),
     "api": ("bench.api_load", "POST recommendations throughput and p95 under gunicorn"),
     "pages": ("bench.pages", "server-side render time of the main pages"),

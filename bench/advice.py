@@ -341,13 +341,25 @@ def main(argv: list[str]) -> int:
         "--threads", type=int, default=1, help="torch threads (1: small networks run fastest)"
     )
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds per training run at most")
-    parser.add_argument("--out", type=Path, default=None, help="write results.json and README.md here")
+    parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
+    parser.add_argument(
+        "--variants",
+        default=None,
+        help="instead: the first candidate with these overrides (bench/advice_variants.py), scores per split "
+        "in variants.jsonl",
+    )
     args = parser.parse_args(argv)
     import torch
 
     from bench import machine
 
     torch.set_num_threads(args.threads)
+    if args.variants is not None:
+        from bench import advice_variants
+
+        names = args.variants.split(",")
+        advice_variants.run(args.data.split(","), args.seeds, names, args.budget, args.out)
+        return 0
     info = machine.describe()
     started = time.monotonic()
     rows = []
