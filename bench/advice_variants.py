@@ -47,7 +47,7 @@ def _sgd_half(rate: float) -> Callable[[Candidate], None]:
     """The search's pick on diabetes: SGD with momentum 0.9 at half the width."""
 
     def apply(c: Candidate) -> None:
-        from bench.advice import widen
+        from bench.advice_data import widen
 
         c.update(widen(c, 0.5))
         _training(optimizer="sgd", learning_rate=rate, momentum=0.9)(c)
@@ -82,6 +82,10 @@ VARIANTS: dict[str, tuple[str, tuple[Callable[[Candidate], None], ...]]] = {
     "lr2e-4": (
         "Adam 2e-4, beta1 0.9 (the vector GAN's rate before the gan-rule change)",
         (_training(learning_rate=2e-4, betas=None),),
+    ),
+    "lr2e-4_epochs500": (
+        "Adam 2e-4, beta1 0.9, five times the recommended 100 passes",
+        (_training(learning_rate=2e-4, betas=None, epochs=500),),
     ),
     "lr2e-4_b05": ("Adam 2e-4, beta1 0.5 (DCGAN §4)", (_training(learning_rate=2e-4, betas=BETA1_HALF),)),
     "lr2e-4_b05_z100": (
@@ -138,15 +142,15 @@ def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict
     """One row per variant on data set `name`, split `seed`."""
     from advisor.engine import recommend
     from advisor.probe.learning import data, train
-    from bench import advice, advice_gen
+    from bench import advice_data, advice_gen
 
-    sample, spec, _ = advice.dataset(name, seed)
+    sample, spec, _ = advice_data.dataset(name, seed)
     rec = recommend(spec)
     first = rec["candidates"][0]
     examples = int(spec["data"]["examples"])
     rows: list[dict[str, Any]] = []
     split = None
-    if name not in advice.GENERATION:  # the split `bench advice` trains on
+    if name not in advice_data.GENERATION:  # the split `bench advice` trains on
         scale = not spec["data"].get("vocab_size")
         split = data.split(sample, goal=rec["spec"]["goal"], seed=seed, scale=scale)
     for v in names:

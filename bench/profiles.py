@@ -95,8 +95,8 @@ def take(order: str, old: Path | None, threads: list[int]) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench profiles",
-        description=__doc__.split("\n")[0],
-        epilog="profiles: " + "; ".join(f"{k} = {v[0]}" for k, v in LENGTHS.items()),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--order", required=True, help="profiles to take, in this order, e.g. dwl or on")
     parser.add_argument("--out", type=Path, required=True, help="the result, a JSON file")

@@ -13,7 +13,7 @@ import torch
 from advisor.calibration.layers import build
 from advisor.engine import recommend
 from bench import advice_variants
-from bench.advice import dataset
+from bench.advice_data import dataset
 from bench.advice_variants import VARIANTS, variant
 
 
@@ -25,6 +25,7 @@ def _first(name: str) -> dict[str, Any]:
     ("name", "training", "latent"),
     [
         ("lr2e-4", {"learning_rate": 2e-4, "betas": None}, 2),
+        ("lr2e-4_epochs500", {"learning_rate": 2e-4, "betas": None, "epochs": 500}, 2),
         ("lr2e-4_b05", {"learning_rate": 2e-4, "betas": [0.5, 0.999]}, 2),
         ("lr2e-4_b05_z100", {"learning_rate": 2e-4, "betas": [0.5, 0.999]}, 100),
         ("lr1e-3", {"learning_rate": 1e-3, "betas": None}, 2),
