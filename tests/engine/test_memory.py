@@ -15,7 +15,7 @@ from advisor.engine.account import RULES
 from advisor.engine.memory import COMPOSITES
 from tests.calibration import candidates as C
 
-TOLERANCE = 0.10  # the benchmark's target (bench/README.md, "memory")
+TOLERANCE = 0.10  # the benchmark's target (bench/results/memory_amd-epyc-2c_repeats/README.md)
 
 
 def L(kind: str, **args: Any) -> dict[str, Any]:
