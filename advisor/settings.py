@@ -94,7 +94,8 @@ TEMPLATES = [
 ]
 
 # Connections are kept between requests (seconds; 0 opens one per request). Opening one costs more than a
-# whole POST /recommendations/: on SQLite, 0 halves the API's throughput (bench/README.md, "api").
+# whole POST /recommendations/: on SQLite, 0 halves the API's throughput
+# (bench/results/api_amd-epyc-2c/README.md).
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'advisor.sqlite3'}"),

@@ -72,8 +72,9 @@ def compare_profiles(
 ) -> dict[str, Any]:
     """Profiles taken back to back, each scored against one grid measured once after them: on a shared
     machine separate runs drift more than two profiling methods differ, so methods are compared on the same
-    measurements (bench/README.md, "predict"). Per profile: thread choice within 5%, median |error|, share
-    within ±20% and its profiling seconds; the measured rows and the loads are kept."""
+    measurements (bench/results/predict_amd-epyc-2c_ab-point-length/README.md). Per profile: thread choice
+    within 5%, median |error|, share within ±20% and its profiling seconds; the measured rows and the loads
+    are kept. `python -m bench profiles` runs it."""
     networks = networks or grid_networks(2)
     load_start = os.getloadavg()
     rows = measure_grid(networks, list(batches), list(threads), min_seconds)

@@ -5,7 +5,7 @@ each kind at several sizes (Linear, Conv2d, CausalConv1d, LSTM, RNN, an activati
 several parameter counts and tensor counts, and the fixed cost of a step; the thread counts are measured
 point by point, next to each other, so that they are compared under the same load. Each point is the median
 of repeated runs after a warm-up; the whole profile takes about 8 s per thread count on a quiet 2-core VM
-(bench/README.md, "predict").
+(bench/results/predict_amd-epyc-2c_ab-point-length/README.md).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from advisor.engine.wholesteps import linear as linear_layer
 # per measured point: enough repetitions for a stable median on a noisy VM. At 0.06 s (and 0.3 s whole
 # steps) six profiles of one quiet machine gave the grid of `bench predict` a median error of 15-32% and a
 # thread choice within 5% of the best in 45-85% of configurations; at 2.5 times as long, 15-27% and 67-82%,
-# scored on the same measured grids (bench/README.md, "predict", point length), for 15-17 s instead of 7-9 s
+# scored on the same measured grids (bench/results/predict_amd-epyc-2c_ab-point-length/README.md), for 15-17 s
+# instead of 7-9 s
 POINT_SECONDS = 0.15
 # the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
 # was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
@@ -47,7 +48,7 @@ LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (25
 CONV_SIZES = ((32, 1, 8, 28), (32, 8, 16, 14), (32, 16, 32, 16), (32, 32, 64, 16), (32, 64, 64, 24))
 # (batch, channels in and out, steps, kernel, dilation) of a causal convolution over time steps, from a
 # small temporal network's first layer to a wide, long one: the 2-D convolutions' curve priced the small
-# ones 4-6x too high here (bench/results/conv1d_2026-11-25_amd-epyc-2c/)
+# ones 4-6x too high here (bench/results/curves_amd-epyc-2c/README.md)
 CONV1D_SIZES = ((32, 8, 32, 3, 1), (32, 32, 64, 3, 2), (32, 64, 128, 3, 4), (32, 128, 256, 3, 8))
 LSTM_SIZES = (
     (32, 16, 32),
@@ -61,7 +62,7 @@ VALUES = (1_000, 30_000, 300_000, 3_000_000)
 PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
 # A GPU's curves need points far larger than a CPU's to leave the launch-bound region: at the CPU's sizes an
 # H100's largest product took 0.18 ms at 5e8 FLOPs (3 TFLOP/s), and everything beyond it was extrapolated at
-# that rate, 10x slow (bench/results/cuda_2026-11-23_h100-80gb-hbm3/)
+# that rate, 10x slow (bench/results/cuda_h100-80gb-hbm3/README.md)
 CUDA_LINEAR_SIZES = ((1024, 2048, 2048), (4096, 4096, 4096))
 CUDA_CONV_SIZES = ((128, 64, 128, 32), (256, 128, 128, 32))
 CUDA_CONV1D_SIZES = ((128, 256, 512, 3, 4), (256, 512, 1024, 3, 8))
@@ -134,8 +135,8 @@ def _sequence_exponent(
 ) -> tuple[float, list[float]]:
     """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps (the exponent,
     at least 0) and the two per-step seconds themselves, kept: the grid's long LSTMs measured about half the
-    8-step point's per-step cost (bench/README.md, "predict", 2026-11-23), which an exponent clamped at 0
-    cannot show."""
+    8-step point's per-step cost (bench/results/predict_amd-epyc-2c_quiet/README.md), which an exponent
+    clamped at 0 cannot show."""
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
@@ -167,7 +168,8 @@ class _Interleaved:
     The thread counts were profiled one after the other, 10 s apart, and a shared machine's load moves in
     that time: one count's points taken under more load made every 2-thread prediction of a run slower (or
     faster) than the 1-thread one, and the plan picked the wrong count for 10 to 20 of 60 configurations of
-    `bench predict` in some runs (bench/README.md, "predict"). Measured next to each other, in ABBA order so
+    `bench predict` in some runs (bench/results/predict_amd-epyc-2c_ab-sequential-vs-interleaved/README.md).
+    Measured next to each other, in ABBA order so
     that a steady drift cancels, both counts see the same machine, and the choice between them is a
     comparison of like with like."""
 

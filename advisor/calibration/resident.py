@@ -6,7 +6,8 @@ pool, autograd and the optimiser (Adam's imports and its first-step state path),
 for the process's life and belong to no network. `training_rss_growth()` then records the resident set,
 resets the kernel's high-water mark and trains the network: the figure is the high-water mark less that
 base. No malloc_trim in between: a trim would hand the heap's free pages back, and the network's blocks,
-landing in those holes, would count pages a fresh process never gave back (bench/README.md, "memory").
+landing in those holes, would count pages a fresh process never gave back
+(bench/results/memory_intel-xeon-2c_resident/README.md).
 """
 
 from __future__ import annotations

@@ -48,9 +48,9 @@ class Draw:
     """How one tensor of a synthetic batch, [batch, *shape], is drawn; the same draw redraws it in place.
 
     measure() redraws its batch before every timed step: on one repeated batch, data-dependent kernels (ReLU,
-    max-pooling, the loss) learn the pattern and a small CNN's step ran 3-9% fast (bench/README.md,
-    "harness"). In place, because allocating a new batch per step changes the page faults and peak memory
-    that measure() reports."""
+    max-pooling, the loss) learn the pattern and a small CNN's step ran 3-9% fast
+    (bench/results/harness_amd-epyc-2c/README.md). In place, because allocating a new batch per step changes
+    the page faults and peak memory that measure() reports."""
 
     kind: str  # "unit": uniform [0, 1), valid for every loss; "ids": integers below `high`; "coins"; "normal"
     shape: tuple[int, ...]

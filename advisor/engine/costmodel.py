@@ -130,8 +130,8 @@ def _sequence_share(rates: ThreadProfile, steps: int) -> float:
     part per step, the line through those two points. On an H100 the 128-step cell cost 1/15 of the 8-step
     one per step (the launches are most of a short call) and the exponent clamped at 0 charged a 200-step
     LSTM 15x over. A CPU's profile keeps the exponent: the line predicted the grid's LSTMs worse there
-    (bench predict --from the three quiet runs of 2026-11-23: median error 17.8/22.9/17.7% rose to
-    18.6/29.9/22.2%)."""
+    (bench predict --from the three final quiet runs, bench/results/predict_amd-epyc-2c_final: median error
+    17.8/22.9/17.7% rose to 18.6/29.9/22.2%; bench/results/cuda_h100-80gb-hbm3/README.md)."""
     points = rates.get("sequence_step_seconds")
     if not rates.get("sequence_line") or not points or len(points) != 2 or points[0] <= 0:
         return float(max(1.0, steps / SEQUENCE_STEPS) ** rates.get("sequence_exponent", 0.0))

@@ -157,7 +157,8 @@ def _view_memory(_item: Layer, _s: Shape, out: _Result) -> LayerMemory:
 
 
 # oneDNN lays a convolution's channels out in blocks of 8 floats on AVX2 (16 on AVX-512): measured on the
-# AMD EPYC (AVX2) machine, a 1-channel image is copied as 8 channels (bench/README.md, "memory")
+# AMD EPYC (AVX2) machine, a 1-channel image is copied as 8 channels
+# (bench/results/memory_amd-epyc-2c_repeats/README.md)
 CHANNEL_BLOCK = 8
 
 

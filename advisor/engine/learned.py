@@ -37,7 +37,7 @@ def features(candidate: dict[str, Any], batch: int, threads: int, profile: Devic
     """What the regressor sees. No family: the cost model already walks each family's real step, and with
     two networks a family, a family's indicator learned the other network's residual: leaving each network
     out of three quiet runs, the median error was 16.6% with the indicators and 13.7% without them
-    (bench/README.md, "predict", 2026-11-23)."""
+    (bench/results/predict_amd-epyc-2c_quiet/README.md)."""
     cost = step_cost(candidate, batch_size=batch, threads=threads, profile=profile)
     work = candidate["flops_per_example"] * batch
     return [

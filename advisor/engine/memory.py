@@ -310,7 +310,8 @@ _PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
 
 
 # steps the resident set is followed over: measure() runs a warm-up and at least three timed steps, and the
-# heap's high-water mark stops rising after the second in the model (bench/README.md "memory")
+# heap's high-water mark stops rising after the second in the model
+# (bench/results/memory_intel-xeon-2c_fresh/README.md)
 RESIDENT_STEPS = 4
 
 

@@ -4,7 +4,7 @@ Every operation is fuzzed, OPTIONS and HEAD included (the schema does not list t
 them), with the four conformance checks; the stateful phase follows links from each create to its `{id}`
 operations so they are reached with real ids. The calibration throttle is lifted for the run, or most
 answers would be 429s. A bounded run: SCHEMATHESIS_EXAMPLES per operation (default 15); the committed figure
-is this test with 2,000+ cases and SCHEMATHESIS_REPORT set (bench/README.md, "fuzz")."""
+is this test with 2,000+ cases and SCHEMATHESIS_REPORT set (bench/results/fuzz_shared2core/README.md)."""
 
 from __future__ import annotations
 

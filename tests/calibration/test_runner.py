@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from typing import Any
 
 import psutil
@@ -88,11 +87,9 @@ def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
 def test_it_cancels_and_stops_the_child() -> None:
     rec = Recorder()
     plan = JobPlan(C.ffn(), batch_sizes=[8, 16, 32, 64], threads=[1], min_seconds=1.0, allocator="default")
-    started = time.monotonic()
     summary = run_job(plan, on_event=rec, should_cancel=lambda: bool(rec.of("result")))
-    assert summary["status"] == "cancelled"
-    assert 1 <= len(summary["results"]) < 4
-    assert time.monotonic() - started < 60  # four configurations of at least 1 s each were planned
+    assert (summary["status"], summary["error"]) == ("cancelled", "cancelled on request")
+    assert 1 <= len(summary["results"]) < 4  # four configurations were planned; the cancel cut them short
     assert not any(_alive(c["pid"]) for c in summary["children"])
 
 
@@ -101,10 +98,9 @@ def test_it_stops_the_child_at_the_time_limit() -> None:
     plan = JobPlan(
         C.ffn(), batch_sizes=[8], threads=[1], min_seconds=60.0, time_limit_s=5.0, allocator="default"
     )
-    started = time.monotonic()
     summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
-    assert summary["status"] == "timed_out"
-    assert time.monotonic() - started < 5.0 + 5.0  # the limit, then terminate/kill grace periods
+    # the one configuration times for 60 s: without the stop at 5 s it would finish and succeed
+    assert (summary["status"], summary["results"]) == ("timed_out", [])
     assert not any(_alive(c["pid"]) for c in summary["children"])
 
 

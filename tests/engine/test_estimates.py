@@ -79,7 +79,8 @@ def test_it_counts_memory_beyond_the_weights() -> None:
 def test_it_knows_resnet50_at_batch_64_does_not_fit_a_4gb_gtx980() -> None:
     # S §6: Caffe, CNTK and Torch (2016) could not run ResNet-50 at a mini-batch of 32 on the 4 GB GTX 980.
     # PyTorch 2 keeps less: the account (which matches PyTorch's live-tensor peak for this network at batch 4
-    # within 1%, bench/README.md "memory") puts batch 32 at about 3 GB and batch 64 beyond 4 GB.
+    # within 1%, bench/results/memory_intel-xeon-2c/README.md) puts batch 32 at about 3 GB and batch 64 beyond
+    # 4 GB.
     rec = recommend(spec("vision", [3, 224, 224], outputs=1000, hardware={**GPU, "gpu": "gtx-980"}))
     resnet = next(c for c in rec["candidates"] if c["published"] == "resnet-50")
     at = {b: memory_for(resnet, batch_size=b, device="cuda")["total"] for b in (16, 32, 64)}

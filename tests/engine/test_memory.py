@@ -17,7 +17,7 @@ from advisor.engine.layers import KINDS as LAYER_KINDS
 from tests.calibration import candidates as C
 from tests.engine.kinds import KINDS, L, one_network
 
-TOLERANCE = 0.10  # the benchmark's target (bench/README.md, "memory")
+TOLERANCE = 0.10  # the benchmark's target (bench/results/memory_amd-epyc-2c_repeats/README.md)
 
 
 def _measured(candidate: dict[str, Any], batch: int) -> int:

@@ -2,7 +2,7 @@
 that passes check_arrays or refused with a SampleError (a 400 with its message at the API); nothing else is
 raised and the process' peak memory stays bounded, zip bombs, pixel floods and huge declared dimensions
 included. UPLOAD_FUZZ_EXAMPLES per format (default 100 here); the committed figure runs 10,000 each
-(bench/README.md, "fuzz")."""
+(bench/results/fuzz_shared2core/README.md)."""
 
 from __future__ import annotations
 
