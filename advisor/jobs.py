@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from advisor.forecasts import add_mark
 from advisor.models import DeviceJob
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,15 @@ class JobRefused(Exception):
     def __init__(self, errors: dict[str, list[str]]) -> None:
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
         self.errors = errors
+
+
+def count_refusal(kind: str, errors: dict[str, list[str]]) -> None:
+    """Count a refused submission by each field it names (the metrics' advisor_refusals_total)."""
+    from advisor.models import Refusal
+
+    for reason in errors:
+        row, _ = Refusal.objects.get_or_create(kind=kind, reason=reason[:100])
+        Refusal.objects.filter(pk=row.pk).update(count=F("count") + 1)
 
 
 class Conflict(Exception):
@@ -152,14 +162,22 @@ class Watcher:
         self.on_other = on_other
         self.last_check = 0.0
         self.cancelled = False
+        self.marks: list[list[float]] = list(job.marks or [])
+        self.started = job.started_at or timezone.now()
 
     def on_event(self, event: Event) -> None:
         if event["type"] == "progress":
-            total = max(float(event.get("total") or 1), 1e-9)
+            now = timezone.now()
+            done, total = float(event.get("done", 0)), max(float(event.get("total") or 1), 1e-9)
+            # each change of the finished steps is a mark the remaining-time estimator paces the rest by
+            marked = add_mark(self.marks, at_s=(now - self.started).total_seconds(), done=done, total=total)
+            if marked is not None:
+                self.marks = marked
             self.rows.update(
-                progress=min(1.0, float(event.get("done", 0)) / total),
+                progress=min(1.0, done / total),
                 step=str(event.get("step", ""))[:300],
-                heartbeat_at=timezone.now(),
+                heartbeat_at=now,
+                **({"marks": marked} if marked is not None else {}),
             )
         elif self.on_other is not None:
             self.on_other(event)

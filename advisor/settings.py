@@ -215,6 +215,9 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", CALIBRATION_MAX_SECON
 CALIBRATION_MIN_SECONDS = env_float("CALIBRATION_MIN_SECONDS", 0.5, minimum=0.01)
 CALIBRATION_MAX_PARAMETERS = env_int("CALIBRATION_MAX_PARAMETERS", 200_000_000, minimum=1)
 CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
+# Queued jobs (calibrations and probes together) one user may have waiting at once; more are refused (400).
+# A device serves users in turn (least-recent use, advisor/queueing.py), so this bounds a user's backlog.
+JOBS_QUEUED_PER_USER = env_int("JOBS_QUEUED_PER_USER", 20, minimum=1)
 
 # Workers refresh their devices' heartbeat this often; a device unseen for 3 periods is shown offline.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
