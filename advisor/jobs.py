@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from advisor import notify
 from advisor.forecasts import add_mark
 from advisor.models import DeviceJob
 
@@ -224,7 +225,8 @@ def final_status(outcome: dict[str, Any]) -> str:
 
 def finish(job: DeviceJob, *, status: str, error: str, **fields: Any) -> str:
     """Record the end of a running job with the kind's own fields; a job no longer running is left alone."""
-    type(job).objects.filter(pk=job.pk, status=DeviceJob.RUNNING).update(  # type: ignore[attr-defined]
+    rows = type(job)._default_manager.filter(pk=job.pk, status=DeviceJob.RUNNING)
+    ended = rows.update(
         status=status,
         error=error,
         finished_at=timezone.now(),
@@ -232,6 +234,8 @@ def finish(job: DeviceJob, *, status: str, error: str, **fields: Any) -> str:
         step=STEP_WHEN[status],
         **fields,
     )
+    if ended and status in (DeviceJob.SUCCEEDED, DeviceJob.FAILED):
+        transaction.on_commit(lambda: notify.job_finished(job, status=status, error=error))
     return status
 
 
@@ -265,6 +269,8 @@ def reap_orphans(kind: JobKind[J], *, device_ids: list[str], stale_after: float)
         else:
             final = DeviceJob.CANCELLED if job.cancel_requested else DeviceJob.FAILED
             claimed = running.update(status=final, error=reason, finished_at=timezone.now())
+            if claimed and final == DeviceJob.FAILED:
+                notify.job_finished(job, status=final, error=reason)
         if claimed:
             log.warning("reaped %s %s: %s", kind.noun, job.pk, reason)
             reaped.append(job.pk)

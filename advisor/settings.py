@@ -219,6 +219,17 @@ CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
 # A device serves users in turn (least-recent use, advisor/queueing.py), so this bounds a user's backlog.
 JOBS_QUEUED_PER_USER = env_int("JOBS_QUEUED_PER_USER", 20, minimum=1)
 
+# A finished or failed job tells its owner (advisor/notify.py): a webhook POST waits at most this long, in a
+# thread of its own; email goes through Django's backend (EMAIL_* settings; the console backend by default).
+NOTIFY_TIMEOUT_SECONDS = env_float("NOTIFY_TIMEOUT_SECONDS", 5.0, minimum=0.1)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "advisor@localhost")
+
 # Workers refresh their devices' heartbeat this often; a device unseen for 3 periods is shown offline.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
 # A worker profiles its device for the time model before taking jobs, when it has no current profile
