@@ -30,7 +30,7 @@ def regenerate_token(request: HttpRequest) -> HttpResponse:
     return redirect("token")
 
 
-class NotificationsForm(forms.ModelForm[Notifications]):
+class NotificationsForm(forms.Form):
     webhook_url = forms.URLField(
         required=False,
         max_length=500,
@@ -40,11 +40,7 @@ class NotificationsForm(forms.ModelForm[Notifications]):
         help_text="POSTed JSON when a job of yours finishes or fails: "
         '{"event": "job.finished", "kind", "id", "status", "error", "device", "url", "api"}',
     )
-
-    class Meta:
-        model = Notifications
-        fields = ["webhook_url", "email"]
-        labels = {"email": "Email me too"}
+    email = forms.BooleanField(required=False, label="Email me too")
 
 
 @require_http_methods(["GET", "POST"])
@@ -53,14 +49,12 @@ def notifications(request: HttpRequest) -> HttpResponse:
     """How the user hears that a job finished or failed (advisor/notify.py)."""
     user = signed_in(request.user)
     current, _ = Notifications.objects.get_or_create(user=user)
-    form = NotificationsForm(request.POST or None, instance=current)
-    saved = False
+    initial = {"webhook_url": current.webhook_url, "email": current.email}
+    form = NotificationsForm(request.POST if request.method == "POST" else None, initial=initial)
+    context = {"form": form, "email": user.email, "saved": False}
     if request.method == "POST":
-        if form.is_valid():
-            form.save()
-            saved = True
-        else:
-            return render(
-                request, "advisor/notifications.html", {"form": form, "email": user.email}, status=400
-            )
-    return render(request, "advisor/notifications.html", {"form": form, "email": user.email, "saved": saved})
+        if not form.is_valid():
+            return render(request, "advisor/notifications.html", context, status=400)
+        accounts.set_notifications(user, **form.cleaned_data)
+        context["saved"] = True
+    return render(request, "advisor/notifications.html", context)
