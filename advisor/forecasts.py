@@ -58,29 +58,22 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
     )
 
 
-def calibration_plan(
-    *,
-    recommendation: Recommendation,
-    candidate: int,
-    device: Device,
-    batch_sizes: list[int],
-    threads: list[int],
-    time_limit_seconds: int,
-    options: dict[str, Any],
-) -> WorkPlan:
-    """The sweep the worker will run for this request (runner.child_payload, running._plan_options)."""
-    cand = recommendation.result["candidates"][candidate]
+def calibration_plan(job: CalibrationJob) -> WorkPlan:
+    """The sweep the worker will run for this (unsaved) job: runner.child_payload and running._plan_options
+    resolve its request the same way."""
+    recommendation, device, options = job.recommendation, job.device, job.options
+    cand = recommendation.result["candidates"][job.candidate]
     cpu = device.kind == "cpu"
     cores = device.cores or 1
     examples = int(recommendation.spec.get("data", {}).get("examples") or 4096)
-    limit = float(time_limit_seconds)
+    limit = float(job.time_limit_seconds)
     auto = str(options.get("allocator", "auto")) == "auto" and cpu
     budget = max(0.0, limit * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S)
-    if not batch_sizes:
+    if not job.batch_sizes:
         budget = min(budget, SWEEP_BUDGET_S)
     sweep = SweepPlan(
-        batch_sizes=tuple(batch_sizes),
-        threads=tuple(threads) or (tuple(range(1, cores + 1)) if cpu else (cores,)),
+        batch_sizes=tuple(job.batch_sizes),
+        threads=tuple(job.threads) or (tuple(range(1, cores + 1)) if cpu else (cores,)),
         batch_start=int((cand.get("training") or {}).get("batch_size") or 32),
         max_batch_size=max(1, min(int(options.get("max_batch_size", 4096)), examples)),
         min_iterations=int(options.get("min_iterations", 5)),
@@ -89,7 +82,7 @@ def calibration_plan(
         budget_s=budget,
         limit_s=limit,
     )
-    plan = sweep_work(sweep, _per_batch(recommendation, candidate, device))
+    plan = sweep_work(sweep, _per_batch(recommendation, job.candidate, device))
     if options.get("spread") or options.get(
         "data_parallel"
     ):  # rendezvous and DDP ranks: a share of the limit

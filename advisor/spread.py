@@ -84,27 +84,17 @@ def submit_spread_calibration(
     with transaction.atomic():
         for rank, device in enumerate(devices):
             spread = {"group": group, "rank": rank, "world": len(devices), "devices": [d.id for d in devices]}
-            chosen = {**(options or {}), "spread": spread}
-            plan = forecasts.calibration_plan(
+            job = CalibrationJob(
+                owner=owner,
                 recommendation=recommendation,
                 candidate=candidate,
                 device=device,
-                batch_sizes=[],
-                threads=[],
                 time_limit_seconds=limit,
-                options=chosen,
+                options={**(options or {}), "spread": spread},
             )
-            made.append(
-                CalibrationJob.objects.create(
-                    owner=owner,
-                    recommendation=recommendation,
-                    candidate=candidate,
-                    device=device,
-                    time_limit_seconds=limit,
-                    options=chosen,
-                    work_plan=forecasts.plan_to_json(plan),
-                )
-            )
+            job.work_plan = forecasts.plan_to_json(forecasts.calibration_plan(job))
+            job.save()
+            made.append(job)
         for job in made:
             transaction.on_commit(lambda job=job: publish(job))  # type: ignore[misc]
     return made

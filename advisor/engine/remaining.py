@@ -81,13 +81,28 @@ def remaining(
         if measured_work > 0
         else prior_pace
     )
-    total = max(last.total, last.done)
+    total = expected_total(plan, last)
     ahead = pace * (plan.work(total) - plan.work(last.done))
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
+    if last.done >= len(plan.steps) and total > last.done:
+        # past its plan with more to do: a second child (a calibration re-measuring under another
+        # allocator) starts first, then its steps
+        restart = max(0.0, plan.startup_s - since)
+        since = max(0.0, since - plan.startup_s)
+        ahead += restart
     current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
     seconds = ahead - min(since, current) + pace * plan.finish_s
     basis = "progress" if measured_work > 0 else "plan"
     return _capped(max(0.0, seconds), left_in_limit, basis, pace)
+
+
+def expected_total(plan: WorkPlan, last: Mark) -> float:
+    """How many steps the job will have run in all. A job's own count can be the whole grid it could try
+    (a calibration's sweep counts every batch and thread count, then stops at its budget or a plateau the
+    plan foresaw): within its plan, the plan's count rules; past it, one step more than done at most."""
+    if not plan.steps:
+        return max(last.total, last.done)
+    return min(max(last.total, last.done), max(len(plan.steps), math.floor(last.done) + 1))
 
 
 def _capped(seconds: float, left_in_limit: float, basis: str, pace: float) -> Remaining:
@@ -131,13 +146,25 @@ class SweepPlan:
     stop_on_plateau: bool = True
 
 
-# Measured on this machine's default calibrations (bench/results/queue_*): a child's start (a fresh
-# interpreter importing torch, the optimiser machinery preloaded) and, per configuration, building the step
-# and its batch, gathering batches from the data set and one tracked step for the live-tensor peak.
-CHILD_START_S = 3.0
-CONFIG_OVERHEAD_S = 0.35
+# Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): from the
+# claim to the first configuration (the plan, a fresh interpreter importing torch, the optimiser machinery
+# preloaded: 6-10 s on the shared 2-core machine) and, per configuration, building the step and its batch,
+# gathering batches from the data set and one tracked step for the live-tensor peak.
+CHILD_START_S = 7.0
+CONFIG_OVERHEAD_S = 0.15
 FINISH_S = 0.5
-PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25  # as calibration/child.py stops and prunes
+# a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread
+# counts this much slower than the best are not timed at the next batch size
+PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25
+
+
+def after_batch(rates: dict[int, float], best: float, flat: int) -> tuple[list[int], float, int]:
+    """A doubling sweep after one batch size, from its examples/s per thread count: the thread counts still
+    worth timing (within PRUNE_MARGIN of the best), the best rate so far, and how many doublings in a row
+    gained less than PLATEAU_GAIN. calibration/child.py runs its sweep by this and sweep_work plans by it."""
+    top = max(rates.values())
+    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
+    return active, max(best, top), flat + 1 if top < best * PLATEAU_GAIN else 0
 
 
 def configuration_seconds(per_batch: float, sweep: SweepPlan) -> float:
@@ -172,10 +199,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
             rates[t] = batch / max(per_batch(batch, t), 1e-12)
         if not doubling:
             continue
-        top = max(rates.values())
-        active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
-        flat = flat + 1 if top < best * PLATEAU_GAIN else 0
-        best = max(best, top)
+        active, best, flat = after_batch(rates, best, flat)
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
     return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s)

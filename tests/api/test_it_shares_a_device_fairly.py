@@ -115,7 +115,7 @@ def test_a_drained_device_claims_nothing_until_undrained(
     assert not Device.objects.get(pk=device.pk).draining
 
 
-def test_a_message_whose_job_was_cancelled_claims_nothing_else_of_a_drained_queue(
+def test_a_message_whose_job_was_cancelled_finds_nothing_to_claim(
     user: Any, rec: Recommendation, device: Device
 ) -> None:
     (job,) = _queue(user, rec, device, 1)

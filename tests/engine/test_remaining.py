@@ -38,8 +38,21 @@ PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s
         ([Mark(3.0, 0, 4), Mark(7.0, 1, 4), Mark(11.0, 2, 4)], 11.0, 25 / 3, "progress"),
         # the sweep dropped two planned steps (total 2): only the finish is left
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 2)], 7.0, 1.0, "progress"),
-        # it found more to do than planned (6 steps): the extra ones count as its average step
-        ([Mark(3.0, 0, 4), Mark(5.0, 1, 6)], 5.0, 11.0, "progress"),
+        # its own count is the whole grid it could try (6): within its plan, the plan's count rules
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 6)], 5.0, 7.0, "progress"),
+        # past its plan with more to do (a second child): its start-up, one step at the average, the finish
+        (
+            [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4), Mark(11.0, 4, 6)],
+            11.0,
+            6.0,
+            "progress",
+        ),
+        (
+            [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4), Mark(11.0, 4, 6)],
+            15.0,
+            2.0,
+            "progress",
+        ),
         # nothing past the limit
         ([Mark(3.0, 0, 4)], 57.0, 3.0, "limit"),
     ],
@@ -57,7 +70,9 @@ def test_it_takes_what_the_current_step_ran_off_the_rest_but_never_more_than_the
     at_mark = remaining(PLAN, marks, 5.0).seconds
     assert remaining(PLAN, marks, 6.0).seconds == pytest.approx(at_mark - 1.0)
     # the step ran long: what is left is the steps after it, not less
-    assert remaining(PLAN, marks, 20.0).seconds == pytest.approx(remaining(PLAN, [*marks, Mark(7, 2, 4)], 7.0).seconds)
+    assert remaining(PLAN, marks, 20.0).seconds == pytest.approx(
+        remaining(PLAN, [*marks, Mark(7, 2, 4)], 7.0).seconds
+    )
 
 
 def test_it_counts_a_fraction_of_a_step_for_jobs_that_report_one() -> None:
@@ -84,7 +99,9 @@ def test_its_estimate_falls_steadily_on_a_job_that_runs_as_planned() -> None:
     ("history", "pace"),
     [([], 1.0), ([(10.0, 12.0)], 1.2), ([(10.0, 5.0), (10.0, 20.0), (10.0, 10.0)], 1.0), ([(0.0, 3.0)], 1.0)],
 )
-def test_it_learns_the_device_pace_from_finished_jobs(history: list[tuple[float, float]], pace: float) -> None:
+def test_it_learns_the_device_pace_from_finished_jobs(
+    history: list[tuple[float, float]], pace: float
+) -> None:
     assert device_pace(history) == pytest.approx(pace)
 
 
@@ -146,7 +163,9 @@ def _w(owner: int, at: float, pk: int, *, first: bool = False, seconds: float = 
         ([_w(1, 0, 1), _w(2, 1, 2, first=True)], {}, [2, 1]),
     ],
 )
-def test_it_serves_users_in_turn(waiting: list[Waiting], last_use: dict[int, float], order: list[int]) -> None:
+def test_it_serves_users_in_turn(
+    waiting: list[Waiting], last_use: dict[int, float], order: list[int]
+) -> None:
     assert [w.key[1] for w in fair_order(waiting, last_use)] == order
 
 
