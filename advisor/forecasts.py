@@ -127,11 +127,14 @@ def probe_plan(*, time_limit_seconds: int) -> WorkPlan:
 # --- while it runs -----------------------------------------------------------------------------------------
 
 
-def add_mark(marks: list[list[float]], *, at_s: float, done: float, total: float) -> list[list[float]] | None:
-    """The job's marks with this progress event, when it changed the count of finished steps; else None."""
-    if marks and marks[-1][1] == done and marks[-1][2] == total:
+def add_mark(
+    marks: list[list[float]], *, at_s: float, done: float, total: float, restart: bool = False
+) -> list[list[float]] | None:
+    """The job's marks with this progress event, when it changed the count of finished steps or announced a
+    new child (a fourth element, 1); else None."""
+    if marks and marks[-1][1] == done and marks[-1][2] == total and not restart:
         return None
-    kept = [*marks, [round(at_s, 3), done, total]]
+    kept = [*marks, [round(at_s, 3), done, total, *([1] if restart else [])]]
     return kept if len(kept) <= KEEP_MARKS else [kept[0], *kept[-(KEEP_MARKS - 1) :]]
 
 
@@ -159,5 +162,5 @@ def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
     """A running job's remaining seconds (engine.remaining.remaining) from its plan and marks."""
     plan = plan_from_json(job.work_plan, float(job.time_limit_seconds))
     elapsed = ((now or timezone.now()) - (job.started_at or timezone.now())).total_seconds()
-    marks = [Mark(float(a), float(d), float(t)) for a, d, t in (job.marks or [])]
+    marks = [Mark(float(m[0]), float(m[1]), float(m[2]), len(m) > 3 and bool(m[3])) for m in job.marks or []]
     return remaining(plan, marks, max(0.0, elapsed), prior_pace=at_pace)

@@ -171,7 +171,8 @@ class Watcher:
             now = timezone.now()
             done, total = float(event.get("done", 0)), max(float(event.get("total") or 1), 1e-9)
             # each change of the finished steps is a mark the remaining-time estimator paces the rest by
-            marked = add_mark(self.marks, at_s=(now - self.started).total_seconds(), done=done, total=total)
+            at = (now - self.started).total_seconds()
+            marked = add_mark(self.marks, at_s=at, done=done, total=total, restart=bool(event.get("restart")))
             if marked is not None:
                 self.marks = marked
             self.rows.update(

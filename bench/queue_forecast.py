@@ -102,10 +102,17 @@ def run_forecast(host: str, *, jobs: int, users: int) -> dict[str, Any]:
                 "actual_wait": (start - at).total_seconds() if start else None,
                 "duration": (end - start).total_seconds() if start and end else None,
                 "eta": [
-                    {"t": t, "progress": p, "predicted": r, "actual": end.timestamp() - t, "basis": b}
+                    {
+                        "t": t,
+                        "progress": p,
+                        "elapsed_share": (t - start.timestamp()) / (end - start).total_seconds(),
+                        "predicted": r,
+                        "actual": end.timestamp() - t,
+                        "basis": b,
+                    }
                     for t, p, r, b in samples[job.pk]
                 ]
-                if end
+                if start and end
                 else [],
             }
         )
@@ -118,12 +125,14 @@ def score(result: dict[str, Any]) -> dict[str, Any]:
         for j in result["jobs"]
         if j["expected_wait"] is not None and j["actual_wait"] and j["actual_wait"] > 1.0
     ]
-    etas = [
-        (e["predicted"] - e["actual"]) / e["actual"]
-        for j in result["jobs"]
-        for e in j["eta"]
-        if e["progress"] >= 0.25 and e["actual"] > 0
-    ]
+
+    def etas(key: str) -> list[float]:
+        return [
+            (e["predicted"] - e["actual"]) / e["actual"]
+            for j in result["jobs"]
+            for e in j["eta"]
+            if e[key] >= 0.25 and e["actual"] > 0
+        ]
 
     def summary(errors: list[float]) -> dict[str, Any]:
         if not errors:
@@ -137,7 +146,13 @@ def score(result: dict[str, Any]) -> dict[str, Any]:
             "worst": max(errors, key=abs),
         }
 
-    return {"expected_start": summary(starts), "eta_from_25pct": summary(etas)}
+    # "from 25% progress on": the progress the job reports (a calibration's share of the configurations it
+    # counts, its whole grid until the sweep stops) and the share of its run that had passed
+    return {
+        "expected_start": summary(starts),
+        "eta_from_25pct_reported": summary(etas("progress")),
+        "eta_from_25pct_of_run": summary(etas("elapsed_share")),
+    }
 
 
 def report(result: dict[str, Any], out: str) -> None:

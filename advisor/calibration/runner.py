@@ -172,8 +172,9 @@ def run_job(
         if recheck and sys_share >= plan.system_share_threshold:
             # said before the second child starts, so that the remaining time counts its start-up too
             step = f"re-measuring {len(recheck)} under the tuned allocator"
+            total = len(results) + len(recheck)
             on_event(
-                {"type": "progress", "done": len(results), "total": len(results) + len(recheck), "step": step}
+                {"type": "progress", "done": len(results), "total": total, "step": step, "restart": True}
             )
             payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
             payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)

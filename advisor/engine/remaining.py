@@ -6,20 +6,20 @@ plan and the candidate's estimated time per batch; a probe's one budget), then a
 runs past its time limit. While it runs, its progress events become `Mark`s (when the count of finished
 steps changed). `remaining()` paces the steps still to come by what the finished ones took against their
 plan, so a machine slower or faster than the estimates (or a stopping rule that times a configuration for
-longer or shorter than planned) is learned from the job's own progress as it comes, not assumed.
+longer or shorter than planned) is learned from the job's own progress as it comes, not assumed: the pace is
+the median of each finished stretch's taken / planned seconds, the prior's one vote among them, so one
+stalled configuration does not set the pace of the rest.
 
 No Django, no torch: the web pages, the API, the fleet page and bench queue call the same functions.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-# How much the plan's own pace (1.0: as estimated) weighs against what the finished steps measured, in
-# planned steps' worth: after one finished step the measured pace has half the say, after four 80%.
-PRIOR_STEPS = 1.0
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,12 @@ class WorkPlan:
     def expected_s(self) -> float:
         return min(self.limit_s, self.startup_s + sum(self.steps) + self.finish_s)
 
-    def work(self, done: float, total: float | None = None) -> float:
+    @property
+    def typical_s(self) -> float:
+        """The median planned step: what a step the plan did not foresee is taken to cost."""
+        return statistics.median(self.steps) if self.steps else 0.0
+
+    def work(self, done: float) -> float:
         """Planned seconds of the first `done` steps (a fraction counts that share of the next step); steps
         beyond the plan's (a job that found more to do) count as its average step."""
         whole = max(0, math.floor(done))
@@ -54,13 +59,14 @@ class Mark:
     at_s: float  # seconds since the job started
     done: float  # steps finished (a fraction for a job that reports one, such as a probe's share of time)
     total: float  # steps the job expects in all, as it now knows
+    restart: bool = False  # the job announced a new child (a calibration's re-measure): a start-up is next
 
 
 @dataclass(frozen=True)
 class Remaining:
     seconds: float
     basis: str  # "plan": no step finished yet; "progress": paced by the finished steps; "limit": the cap
-    pace: float  # seconds taken / seconds planned over the finished steps (1.0 until one finished)
+    pace: float  # median of taken / planned over the finished steps and the prior (1.0 until one finished)
 
 
 def remaining(
@@ -71,29 +77,31 @@ def remaining(
     if not marks:  # still starting: the whole plan is ahead, less what the start-up already took
         seconds = max(0.0, plan.startup_s - elapsed_s) + prior_pace * (sum(plan.steps) + plan.finish_s)
         return _capped(seconds, left_in_limit, "plan", prior_pace)
-    first, last = marks[0], marks[-1]
-    measured_work = plan.work(last.done) - plan.work(first.done)
-    measured_time = max(0.0, last.at_s - first.at_s)
-    # the prior is worth PRIOR_STEPS average steps at the plan's pace; the measurement adds to it
-    prior_work = PRIOR_STEPS * (sum(plan.steps) / len(plan.steps) if plan.steps else 1.0)
-    pace = (
-        (measured_time + prior_pace * prior_work) / (measured_work + prior_work)
-        if measured_work > 0
-        else prior_pace
-    )
-    total = expected_total(plan, last)
-    ahead = pace * (plan.work(total) - plan.work(last.done))
+    last = marks[-1]
+    ratios = step_paces(plan, marks)
+    pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
-    if last.done >= len(plan.steps) and total > last.done:
-        # past its plan with more to do: a second child (a calibration re-measuring under another
-        # allocator) starts first, then its steps
-        restart = max(0.0, plan.startup_s - since)
+    if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
+        ahead = max(0.0, plan.startup_s - since) + pace * plan.typical_s * max(0.0, last.total - last.done)
         since = max(0.0, since - plan.startup_s)
-        ahead += restart
-    current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
+        current = pace * plan.typical_s
+    else:
+        total = expected_total(plan, last)
+        ahead = pace * (plan.work(total) - plan.work(last.done))
+        current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
     seconds = ahead - min(since, current) + pace * plan.finish_s
-    basis = "progress" if measured_work > 0 else "plan"
-    return _capped(max(0.0, seconds), left_in_limit, basis, pace)
+    return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
+
+
+def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:
+    """Seconds taken / planned of each stretch between two marks that finished work within one child (a
+    stretch that ends in, or starts from, a new child's announcement holds a start-up, not steps)."""
+    paces = []
+    for a, b in itertools.pairwise(marks):
+        planned = plan.work(b.done) - plan.work(a.done)
+        if planned > 0 and not a.restart and not b.restart:
+            paces.append((b.at_s - a.at_s) / planned)
+    return paces
 
 
 def expected_total(plan: WorkPlan, last: Mark) -> float:

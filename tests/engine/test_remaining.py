@@ -21,6 +21,7 @@ from advisor.engine.remaining import (
 
 # start-up 3 s, four steps of 2 s, 1 s to finish, limit 60 s: 12 s in all
 PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s=60.0)
+ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  # its four steps, as planned
 
 
 @pytest.mark.parametrize(
@@ -34,25 +35,19 @@ PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s
         ([Mark(3.0, 0, 4)], 4.0, 8.0, "plan"),
         # on plan: two steps took 4 s -> pace 1, two steps and the finish left
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4)], 7.0, 5.0, "progress"),
-        # twice as slow: two steps took 8 s; pace (8 + 2) / (4 + 2) = 5/3 of 4 s + 1 s
-        ([Mark(3.0, 0, 4), Mark(7.0, 1, 4), Mark(11.0, 2, 4)], 11.0, 25 / 3, "progress"),
+        # twice as slow: two steps took 4 s each; the pace is the median of 2, 2 and the prior's 1
+        ([Mark(3.0, 0, 4), Mark(7.0, 1, 4), Mark(11.0, 2, 4)], 11.0, 10.0, "progress"),
+        # one stalled step does not set the pace of the rest: median of 1, 1, 5 and 1
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(17.0, 3, 4)], 17.0, 3.0, "progress"),
         # the sweep dropped two planned steps (total 2): only the finish is left
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 2)], 7.0, 1.0, "progress"),
         # its own count is the whole grid it could try (6): within its plan, the plan's count rules
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 6)], 5.0, 7.0, "progress"),
-        # past its plan with more to do (a second child): its start-up, one step at the average, the finish
-        (
-            [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4), Mark(11.0, 4, 6)],
-            11.0,
-            6.0,
-            "progress",
-        ),
-        (
-            [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4), Mark(11.0, 4, 6)],
-            15.0,
-            2.0,
-            "progress",
-        ),
+        # past its plan, its own count says more: one more step at most, then the finish
+        ([*ON_PLAN, Mark(11.0, 4, 6)], 11.0, 3.0, "progress"),
+        # a second child announced (a re-measure of two): its start-up, two typical steps, the finish
+        ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 11.0, 8.0, "progress"),
+        ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 15.0, 4.0, "progress"),
         # nothing past the limit
         ([Mark(3.0, 0, 4)], 57.0, 3.0, "limit"),
     ],
