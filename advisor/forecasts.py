@@ -50,11 +50,13 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
     """A stored plan; a job stored before plans existed runs to its time limit, as far as anyone knows."""
     if not isinstance(data, dict):
         return WorkPlan(CHILD_START_S, (max(0.0, limit_s - CHILD_START_S),), 0.0, limit_s)
+    budget = data.get("steps_budget_s")
     return WorkPlan(
         float(data["startup_s"]),
         tuple(float(s) for s in data["steps"]),
         float(data["finish_s"]),
         float(data["limit_s"]),
+        None if budget is None else float(budget),
     )
 
 
@@ -87,7 +89,7 @@ def calibration_plan(job: CalibrationJob) -> WorkPlan:
         "data_parallel"
     ):  # rendezvous and DDP ranks: a share of the limit
         extra = max(0.0, limit - plan.expected_s) / 2
-        plan = WorkPlan(plan.startup_s, plan.steps, plan.finish_s + extra, limit)
+        plan = WorkPlan(plan.startup_s, plan.steps, plan.finish_s + extra, limit, plan.steps_budget_s)
     return plan
 
 
@@ -121,7 +123,7 @@ def _per_batch(recommendation: Recommendation, candidate: int, device: Device) -
 def probe_plan(*, time_limit_seconds: int) -> WorkPlan:
     """A probe reports the share of its time limit it has used: one step of that many seconds."""
     limit = float(time_limit_seconds)
-    return WorkPlan(PROBE_START_S, (limit,), 1.0, limit + PROBE_START_S + 5.0)
+    return WorkPlan(PROBE_START_S, (limit,), 1.0, limit + PROBE_START_S + 5.0, limit)
 
 
 # --- while it runs -----------------------------------------------------------------------------------------
@@ -161,6 +163,10 @@ def expected_seconds(job: DeviceJob, *, at_pace: float) -> float:
 def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
     """A running job's remaining seconds (engine.remaining.remaining) from its plan and marks."""
     plan = plan_from_json(job.work_plan, float(job.time_limit_seconds))
-    elapsed = ((now or timezone.now()) - (job.started_at or timezone.now())).total_seconds()
+    elapsed = max(0.0, ((now or timezone.now()) - (job.started_at or timezone.now())).total_seconds())
     marks = [Mark(float(m[0]), float(m[1]), float(m[2]), len(m) > 3 and bool(m[3])) for m in job.marks or []]
-    return remaining(plan, marks, max(0.0, elapsed), prior_pace=at_pace)
+    if job.work_plan is None and job.progress > 0:
+        # a job queued before plans: one step as long as its limit, of which its progress is done
+        plan = WorkPlan(0.0, (float(job.time_limit_seconds),), 0.0, float(job.time_limit_seconds))
+        marks = [Mark(0.0, 0.0, 1.0), Mark(elapsed, job.progress, 1.0)]
+    return remaining(plan, marks, elapsed, prior_pace=at_pace)

@@ -30,6 +30,9 @@ class WorkPlan:
     steps: tuple[float, ...]  # each planned step's expected seconds, in order
     finish_s: float  # after the last step (summary, a re-measure under another allocator, exit)
     limit_s: float  # the job's time limit: nothing runs longer
+    # steps start only this long after the first began (a sweep's budget: it starts no configuration
+    # expected to end later); None: as long as the limit allows
+    steps_budget_s: float | None = None
 
     @property
     def expected_s(self) -> float:
@@ -89,7 +92,12 @@ def remaining(
         total = expected_total(plan, last)
         ahead = pace * (plan.work(total) - plan.work(last.done))
         current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
-    seconds = ahead - min(since, current) + pace * plan.finish_s
+    steps_left = ahead - min(since, current)
+    if plan.steps_budget_s is not None and not last.restart:
+        # no step starts past the budget: what is left of it, or the rest of the step under way
+        budget_left = plan.steps_budget_s - (elapsed_s - marks[0].at_s)
+        steps_left = min(steps_left, max(budget_left, current - min(since, current)))
+    seconds = steps_left + pace * plan.finish_s
     return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
 
 
@@ -107,10 +115,10 @@ def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:
 def expected_total(plan: WorkPlan, last: Mark) -> float:
     """How many steps the job will have run in all. A job's own count can be the whole grid it could try
     (a calibration's sweep counts every batch and thread count, then stops at its budget or a plateau the
-    plan foresaw): within its plan, the plan's count rules; past it, one step more than done at most."""
-    if not plan.steps:
-        return max(last.total, last.done)
-    return min(max(last.total, last.done), max(len(plan.steps), math.floor(last.done) + 1))
+    plan foresaw): within its plan, the plan's count rules; past it, the job's own count, which the steps'
+    budget then bounds."""
+    own = max(last.total, last.done)
+    return own if last.done >= len(plan.steps) else min(own, len(plan.steps))
 
 
 def _capped(seconds: float, left_in_limit: float, basis: str, pace: float) -> Remaining:
@@ -195,6 +203,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
             b *= 2
         sizes, doubling = sizes or [sweep.max_batch_size], True
     steps: list[float] = []
+    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
     active = list(sweep.threads)
     best, flat = 0.0, 0
     for batch in sizes:
@@ -202,7 +211,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         for t in active if doubling else sweep.threads:
             seconds = configuration_seconds(per_batch(batch, t), sweep)
             if steps and sum(steps) + seconds > sweep.budget_s:
-                return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s)
+                return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
             steps.append(seconds)
             rates[t] = batch / max(per_batch(batch, t), 1e-12)
         if not doubling:
@@ -210,7 +219,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         active, best, flat = after_batch(rates, best, flat)
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
-    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s)
+    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
 
 
 # --- the queue of a device ---------------------------------------------------------------------------------

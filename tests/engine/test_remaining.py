@@ -43,8 +43,8 @@ ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 2)], 7.0, 1.0, "progress"),
         # its own count is the whole grid it could try (6): within its plan, the plan's count rules
         ([Mark(3.0, 0, 4), Mark(5.0, 1, 6)], 5.0, 7.0, "progress"),
-        # past its plan, its own count says more: one more step at most, then the finish
-        ([*ON_PLAN, Mark(11.0, 4, 6)], 11.0, 3.0, "progress"),
+        # past its plan, its own count rules: two more steps at the average, then the finish
+        ([*ON_PLAN, Mark(11.0, 4, 6)], 11.0, 5.0, "progress"),
         # a second child announced (a re-measure of two): its start-up, two typical steps, the finish
         ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 11.0, 8.0, "progress"),
         ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 15.0, 4.0, "progress"),
@@ -58,6 +58,15 @@ def test_it_paces_the_rest_by_the_steps_so_far(
     left = remaining(PLAN, marks, elapsed)
     assert left.seconds == pytest.approx(seconds)
     assert left.basis == basis
+
+
+def test_no_step_starts_past_the_steps_budget() -> None:
+    budgeted = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, steps_budget_s=7.0)  # steps start until 10 s
+    # past its plan with a count of 6: the budget ended at 10 s, so only the step under way is left
+    assert remaining(budgeted, [*ON_PLAN, Mark(11.0, 4, 6)], 11.0).seconds == pytest.approx(2.0 + 1.0)
+    # within it, 1 s into the third step: 3 s of steps planned, 2 s of budget left, the budget bounds them
+    assert remaining(budgeted, ON_PLAN[:3], 8.0).seconds == pytest.approx(2.0 + 1.0)
+    assert remaining(budgeted, ON_PLAN[:2], 5.0).seconds == pytest.approx(5.0 + 1.0)
 
 
 def test_it_takes_what_the_current_step_ran_off_the_rest_but_never_more_than_the_step() -> None:
