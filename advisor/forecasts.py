@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from django.conf import settings
@@ -42,8 +42,9 @@ PROBE_START_S = 4.0  # the probe's child imports torch and scikit-learn before i
 KEEP_MARKS = 20  # the first mark and the latest ones: the estimator reads the first and the last
 
 
-def plan_to_json(plan: WorkPlan) -> dict[str, Any]:
-    return {**asdict(plan), "steps": list(plan.steps)}
+def plan_to_json(plan: WorkPlan, **about: str) -> dict[str, Any]:
+    """The plan as stored on the job, with what it is about (a calibration's candidate family)."""
+    return {**asdict(plan), "steps": list(plan.steps), **about}
 
 
 def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
@@ -57,6 +58,7 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
         float(data["finish_s"]),
         float(data["limit_s"]),
         None if budget is None else float(budget),
+        float(data.get("restart_chance") or 0.0),
     )
 
 
@@ -85,12 +87,32 @@ def calibration_plan(job: CalibrationJob) -> WorkPlan:
         limit_s=limit,
     )
     plan = sweep_work(sweep, _per_batch(recommendation, job.candidate, device))
+    if auto:  # the allocator re-measure: as often as it came after this family's latest sweeps here
+        plan = replace(plan, restart_chance=restart_chance(device, str(cand.get("family", ""))))
     if options.get("spread") or options.get(
         "data_parallel"
     ):  # rendezvous and DDP ranks: a share of the limit
         extra = max(0.0, limit - plan.expected_s) / 2
-        plan = WorkPlan(plan.startup_s, plan.steps, plan.finish_s + extra, limit, plan.steps_budget_s)
+        plan = replace(plan, finish_s=plan.finish_s + extra, restart_chance=0.0)
     return plan
+
+
+def calibration_work_plan(job: CalibrationJob) -> dict[str, Any]:
+    """calibration_plan as stored on the job, with its candidate's family (restart_chance reads it)."""
+    family = str(job.recommendation.result["candidates"][job.candidate].get("family", ""))
+    return plan_to_json(calibration_plan(job), family=family)
+
+
+def restart_chance(device: Device, family: str, *, keep: int = 10) -> float:
+    """The share of this family's latest calibrations on the device whose sweep was followed by a
+    re-measure under the tuned allocator (a mark announcing a second child); an even chance before any."""
+    recent = (
+        CalibrationJob.objects.filter(device=device, status=DeviceJob.SUCCEEDED, work_plan__family=family)
+        .order_by("-finished_at")
+        .values_list("marks", flat=True)[:keep]
+    )
+    seen = [any(len(m) > 3 and m[3] for m in marks or []) for marks in recent]
+    return sum(seen) / len(seen) if seen else 0.5
 
 
 def _per_batch(recommendation: Recommendation, candidate: int, device: Device) -> Callable[[int, int], float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
 from django.db.models import Max
 from django.utils import timezone
@@ -19,6 +19,24 @@ from advisor.probe.models import ProbeJob
 # every kind of job on the device queues, by the noun its JobKind goes by (workers.job_kinds())
 KINDS: dict[str, type[CalibrationJob] | type[ProbeJob]] = {"calibration": CalibrationJob, "probe": ProbeJob}
 Key = tuple[str, int]
+
+
+class Place(TypedDict):
+    """A queued job's place, as the API's `queue` field gives it."""
+
+    position: int
+    ahead: int
+    expected_start: datetime | None
+    starts_in_seconds: float | None
+    draining: bool
+
+
+class Left(TypedDict):
+    """A running job's remaining time, as the API's `remaining` field gives it."""
+
+    remaining_seconds: float
+    expected_finish: datetime
+    basis: str
 
 
 @dataclass(frozen=True)
@@ -142,7 +160,7 @@ class Forecaster:
             self.queues[device.pk] = device_queue(device, now=self.now)
         return self.queues[device.pk]
 
-    def place(self, kind: str, job: DeviceJob) -> dict[str, Any] | None:
+    def place(self, kind: str, job: DeviceJob) -> Place | None:
         """A queued job's place for the API: position, jobs ahead, expected start; None once it started."""
         if job.status != DeviceJob.QUEUED:
             return None
@@ -158,7 +176,7 @@ class Forecaster:
             "draining": job.device.draining,
         }
 
-    def finish(self, kind: str, job: DeviceJob) -> dict[str, Any] | None:
+    def finish(self, kind: str, job: DeviceJob) -> Left | None:
         """A running job's remaining time for the API; None unless it runs."""
         if job.status != DeviceJob.RUNNING:
             return None

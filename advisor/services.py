@@ -170,7 +170,7 @@ def submit_calibration(
         raise
     options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
     job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
-    job.work_plan = forecasts.plan_to_json(forecasts.calibration_plan(job))
+    job.work_plan = forecasts.calibration_work_plan(job)
     try:
         queue(CALIBRATIONS, job)
     except IntegrityError:

@@ -92,7 +92,7 @@ def submit_spread_calibration(
                 time_limit_seconds=limit,
                 options={**(options or {}), "spread": spread},
             )
-            job.work_plan = forecasts.plan_to_json(forecasts.calibration_plan(job))
+            job.work_plan = forecasts.calibration_work_plan(job)
             job.save()
             made.append(job)
         for job in made:

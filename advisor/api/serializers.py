@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from advisor.api.policies import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
-from advisor.queueing import Forecaster
+from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE, host_gpus
 from advisor.spread import participants
 
@@ -65,12 +65,12 @@ class Forecasts(serializers.Serializer[Any]):
         return _FORECASTERS[root]
 
     @extend_schema_field(_Place(allow_null=True))
-    def get_queue(self, job: Any) -> dict[str, Any] | None:
+    def get_queue(self, job: Any) -> Place | None:
         """A queued job's place in its device's fair-share queue and its expected start; null otherwise."""
         return self._forecaster().place(self.kind, job)
 
     @extend_schema_field(_Remaining(allow_null=True))
-    def get_remaining(self, job: Any) -> dict[str, Any] | None:
+    def get_remaining(self, job: Any) -> Left | None:
         """A running job's remaining time and expected finish; null otherwise."""
         return self._forecaster().finish(self.kind, job)
 

@@ -33,10 +33,18 @@ class WorkPlan:
     # steps start only this long after the first began (a sweep's budget: it starts no configuration
     # expected to end later); None: as long as the limit allows
     steps_budget_s: float | None = None
+    # how likely a second child is after the steps (a calibration re-measuring its fastest configurations
+    # under the tuned allocator when system time is significant): its start-up and a typical step, weighed
+    restart_chance: float = 0.0
+
+    @property
+    def restart_s(self) -> float:
+        """The expected seconds of a second child not yet announced (its start-up is not paced)."""
+        return self.restart_chance * (self.startup_s + self.typical_s)
 
     @property
     def expected_s(self) -> float:
-        return min(self.limit_s, self.startup_s + sum(self.steps) + self.finish_s)
+        return min(self.limit_s, self.startup_s + sum(self.steps) + self.finish_s + self.restart_s)
 
     @property
     def typical_s(self) -> float:
@@ -78,7 +86,8 @@ def remaining(
     """Seconds the job has left after `elapsed_s` of running, from its plan and its marks so far."""
     left_in_limit = max(0.0, plan.limit_s - elapsed_s)
     if not marks:  # still starting: the whole plan is ahead, less what the start-up already took
-        seconds = max(0.0, plan.startup_s - elapsed_s) + prior_pace * (sum(plan.steps) + plan.finish_s)
+        ahead = prior_pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s
+        seconds = max(0.0, plan.startup_s - elapsed_s) + ahead
         return _capped(seconds, left_in_limit, "plan", prior_pace)
     last = marks[-1]
     ratios = step_paces(plan, marks)
@@ -97,7 +106,9 @@ def remaining(
         # no step starts past the budget: what is left of it, or the rest of the step under way
         budget_left = plan.steps_budget_s - (elapsed_s - marks[0].at_s)
         steps_left = min(steps_left, max(budget_left, current - min(since, current)))
-    seconds = steps_left + pace * plan.finish_s
+    # a second child still to come, until one is announced
+    restart = 0.0 if any(m.restart for m in marks) else plan.restart_s
+    seconds = steps_left + pace * plan.finish_s + restart
     return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
 
 
@@ -129,7 +140,7 @@ def _capped(seconds: float, left_in_limit: float, basis: str, pace: float) -> Re
 
 def expected_duration(plan: WorkPlan, *, pace: float = 1.0) -> float:
     """A queued job's expected seconds from start to end: its plan at the device's recent pace."""
-    return min(plan.limit_s, plan.startup_s + pace * (sum(plan.steps) + plan.finish_s))
+    return min(plan.limit_s, plan.startup_s + pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s)
 
 
 def device_pace(history: Sequence[tuple[float, float]], *, keep: int = 10) -> float:

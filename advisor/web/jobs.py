@@ -6,7 +6,7 @@ from typing import Any
 
 from advisor import engine
 from advisor.models import CalibrationJob, DeviceJob
-from advisor.queueing import Forecaster
+from advisor.queueing import Forecaster, Place
 from advisor.web.charts import calibration_charts
 from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
 
@@ -79,7 +79,7 @@ def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> dict
     return {**empty, "elapsed": elapsed, "remaining": seconds, "text": text}
 
 
-def place_text(job: DeviceJob, place: dict[str, Any]) -> str:
+def place_text(job: DeviceJob, place: Place) -> str:
     """ "2nd in line on box-cpu0 (2 jobs ahead); expected to start in about 40 s"."""
     position = int(place["position"])
     ahead = int(place["ahead"])

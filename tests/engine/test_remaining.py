@@ -178,3 +178,12 @@ def test_a_forecast_adds_the_running_jobs_rest_and_the_jobs_before() -> None:
     slots = forecast(waiting, {}, busy_for_s=7.0)
     assert [(s.key[1], s.position, s.starts_in_s) for s in slots] == [(1, 1, 7.0), (3, 2, 17.0), (2, 3, 22.0)]
     assert all(s.starts_in_s is None for s in forecast(waiting, {}, busy_for_s=7.0, drained=True))
+
+
+def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
+    maybe = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5)  # 0.5 x (3 s + 2 s)
+    assert maybe.expected_s == pytest.approx(12.0 + 2.5)
+    assert remaining(maybe, ON_PLAN[:3], 7.0).seconds == pytest.approx(5.0 + 2.5)
+    # announced: its start-up and its steps in full, the chance no more
+    announced = [*ON_PLAN, Mark(11.0, 4, 5, restart=True)]
+    assert remaining(maybe, announced, 11.0).seconds == pytest.approx(3.0 + 2.0 + 1.0)
