@@ -9,6 +9,7 @@ kind) scales both, so a busy box or another stopping rule is learned from what r
 from __future__ import annotations
 
 import logging
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
@@ -87,8 +88,11 @@ def calibration_plan(job: CalibrationJob) -> WorkPlan:
         limit_s=limit,
     )
     plan = sweep_work(sweep, _per_batch(recommendation, job.candidate, device))
+    recent = recent_marks(device, str(cand.get("family", "")))
+    plan = replace(plan, startup_s=startup_seconds(device))
     if auto:  # the allocator re-measure: as often as it came after this family's latest sweeps here
-        plan = replace(plan, restart_chance=restart_chance(device, str(cand.get("family", ""))))
+        seen = [any(len(m) > 3 and m[3] for m in marks) for marks in recent]
+        plan = replace(plan, restart_chance=sum(seen) / len(seen) if seen else 0.5)
     if options.get("spread") or options.get(
         "data_parallel"
     ):  # rendezvous and DDP ranks: a share of the limit
@@ -103,16 +107,27 @@ def calibration_work_plan(job: CalibrationJob) -> dict[str, Any]:
     return plan_to_json(calibration_plan(job), family=family)
 
 
-def restart_chance(device: Device, family: str, *, keep: int = 10) -> float:
-    """The share of this family's latest calibrations on the device whose sweep was followed by a
-    re-measure under the tuned allocator (a mark announcing a second child); an even chance before any."""
-    recent = (
+def recent_marks(device: Device, family: str, *, keep: int = 10) -> list[list[list[float]]]:
+    """The marks of this family's latest finished calibrations on the device, newest first."""
+    rows = (
         CalibrationJob.objects.filter(device=device, status=DeviceJob.SUCCEEDED, work_plan__family=family)
         .order_by("-finished_at")
         .values_list("marks", flat=True)[:keep]
     )
-    seen = [any(len(m) > 3 and m[3] for m in marks or []) for marks in recent]
-    return sum(seen) / len(seen) if seen else 0.5
+    return [list(marks or []) for marks in rows]
+
+
+def startup_seconds(device: Device, *, keep: int = 10) -> float:
+    """From the claim to the first configuration, as the device's latest calibrations took it (the median;
+    it moves with the load on a shared box), else engine.remaining.CHILD_START_S."""
+    rows = (
+        CalibrationJob.objects.filter(device=device, status=DeviceJob.SUCCEEDED)
+        .exclude(marks=[])
+        .order_by("-finished_at")
+        .values_list("marks", flat=True)[:keep]
+    )
+    firsts = [float(marks[0][0]) for marks in rows if marks]
+    return statistics.median(firsts) if firsts else CHILD_START_S
 
 
 def _per_batch(recommendation: Recommendation, candidate: int, device: Device) -> Callable[[int, int], float]:

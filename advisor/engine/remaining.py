@@ -36,11 +36,12 @@ class WorkPlan:
     # how likely a second child is after the steps (a calibration re-measuring its fastest configurations
     # under the tuned allocator when system time is significant): its start-up and a typical step, weighed
     restart_chance: float = 0.0
+    restart_startup_s: float = 2.5  # a second child's start: the interpreter and torch, no plan to make
 
     @property
     def restart_s(self) -> float:
         """The expected seconds of a second child not yet announced (its start-up is not paced)."""
-        return self.restart_chance * (self.startup_s + self.typical_s)
+        return self.restart_chance * (self.restart_startup_s + self.typical_s)
 
     @property
     def expected_s(self) -> float:
@@ -94,8 +95,9 @@ def remaining(
     pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
     if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
-        ahead = max(0.0, plan.startup_s - since) + pace * plan.typical_s * max(0.0, last.total - last.done)
-        since = max(0.0, since - plan.startup_s)
+        start = plan.restart_startup_s
+        ahead = max(0.0, start - since) + pace * plan.typical_s * max(0.0, last.total - last.done)
+        since = max(0.0, since - start)
         current = pace * plan.typical_s
     else:
         total = expected_total(plan, last)

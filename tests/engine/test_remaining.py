@@ -20,7 +20,7 @@ from advisor.engine.remaining import (
 )
 
 # start-up 3 s, four steps of 2 s, 1 s to finish, limit 60 s: 12 s in all
-PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s=60.0)
+PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s=60.0, restart_startup_s=3.0)
 ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  # its four steps, as planned
 
 
@@ -181,7 +181,9 @@ def test_a_forecast_adds_the_running_jobs_rest_and_the_jobs_before() -> None:
 
 
 def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
-    maybe = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5)  # 0.5 x (3 s + 2 s)
+    maybe = WorkPlan(
+        3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5, restart_startup_s=3.0
+    )  # 0.5 x 5 s
     assert maybe.expected_s == pytest.approx(12.0 + 2.5)
     assert remaining(maybe, ON_PLAN[:3], 7.0).seconds == pytest.approx(5.0 + 2.5)
     # announced: its start-up and its steps in full, the chance no more
