@@ -2,9 +2,10 @@
 real worker process: queue pick-up, and the whole default calibration of a small tabular and a small
 vision task.
 
-`python -m bench queue --forecast [--jobs N] [--users U] [--out DIR]`: the remaining-time estimator
+`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time estimator
 (advisor/engine/remaining.py) against what happened. N default calibrations of varied networks are queued
-at once by U users on one worker (its device profiled first, as a worker does); each queued job's expected
+at once by U users on one worker (its device profiled first, as a worker does; W calibrations run before
+them give the device a history, as a team box has); each queued job's expected
 start, as the API gives it right after the last submission, is set against its actual start, and the
 running job's remaining time, sampled as its page polls it, against the time that actually remained
 (targets, issues 24 and 29: both within +-25%, the ETA from 25% progress on).
@@ -50,6 +51,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--forecast", action="store_true", help="expected starts and ETAs against the truth")
     parser.add_argument("--jobs", type=int, default=8, help="--forecast: calibrations queued at once")
     parser.add_argument("--users", type=int, default=2, help="--forecast: users they are spread over")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="--forecast: calibrations run first (a history)"
+    )
     parser.add_argument("--out", default="", help="--forecast: a folder for forecast.json")
     args = parser.parse_args(argv)
 
@@ -82,7 +86,7 @@ def main(argv: list[str]) -> int:
             if args.forecast:
                 from bench.queue_forecast import report, run_forecast
 
-                result = run_forecast(host, jobs=args.jobs, users=args.users)
+                result = run_forecast(host, jobs=args.jobs, users=args.users, warmup=args.warmup)
                 report(result, args.out)
                 return 0
             rows = _run(host, args.repeat)
