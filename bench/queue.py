@@ -2,13 +2,13 @@
 real worker process: queue pick-up, and the whole default calibration of a small tabular and a small
 vision task.
 
-`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time estimator
-(advisor/engine/remaining.py) against what happened. N default calibrations of varied networks are queued
-at once by U users on one worker (its device profiled first, as a worker does; W calibrations run before
-them give the device a history, as a team box has); each queued job's expected
-start, as the API gives it right after the last submission, is set against its actual start, and the
-running job's remaining time, sampled as its page polls it, against the time that actually remained
-(targets, issues 24 and 29: both within +-25%, the ETA from 25% progress on).
+`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time
+estimator (advisor/engine/remaining.py) against what happened. N default calibrations of varied networks
+are queued at once by U users on one worker (its device profiled first, as a worker does; W calibrations
+run before them give the device a history, as a team box has); each queued job's expected start, as the
+API gives it right after the last submission, is set against its actual start, and the running job's
+remaining time, sampled as its page polls it, against the time that actually remained (targets, issues 24
+and 29: both within +-25%, the ETA from 25% progress on).
 
 Runs against a throw-away SQLite database and file-system broker in a temporary folder unless told otherwise,
 so it never touches the database of `make run`."""
