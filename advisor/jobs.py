@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from advisor import notify
 from advisor.forecasts import add_mark
-from advisor.models import DeviceJob
+from advisor.models import DeviceJob, Refusal
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,6 @@ class JobRefused(Exception):
 
 def count_refusal(kind: str, errors: dict[str, list[str]]) -> None:
     """Count a refused submission by each field it names (the metrics' advisor_refusals_total)."""
-    from advisor.models import Refusal
-
     for reason in errors:
         row, _ = Refusal.objects.get_or_create(kind=kind, reason=reason[:100])
         Refusal.objects.filter(pk=row.pk).update(count=F("count") + 1)

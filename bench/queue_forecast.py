@@ -57,10 +57,12 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
     # a box with a history: the device's pace, start-up and re-measure chances come from finished jobs
     for i in range(warmup):
         name, spec = specs[i % len(specs)]
+        device.refresh_from_db()  # `online` reads its latest heartbeat
         rec = services.advise(owner=people[0], spec={**spec, "hardware": HARDWARE}, device=device)
         job, _ = services.submit_calibration(owner=people[0], recommendation=rec, candidate=0, device=device)
         _until(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, f"warm-up job {job.pk}")
     made = []
+    device.refresh_from_db()
     for i in range(jobs):
         name, spec = specs[i % len(specs)]
         owner = people[i % users]
