@@ -138,7 +138,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = env_float("AXES_COOLOFF_HOURS", 0.25, minimum=0.001)  # hours
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "advisor.web.auth.locked_out"  # registration/locked_out.html, 429
 AXES_CLIENT_IP_CALLABLE = "advisor.accounts.client_address"
 AXES_VERBOSE = False
 # Proxies in front of gunicorn that append the client's address to X-Forwarded-For (docker/README.md): the

@@ -15,7 +15,11 @@ from tests.conftest import TABULAR_SPEC, WorkerProcess, submit_to_worker, wait_f
 
 pytestmark = [pytest.mark.slow]
 
-FAST = {"batch_sizes": [16], "threads": [1], "options": {"min_seconds": 0.05, "min_iterations": 2, "warmup": 1}}
+FAST = {
+    "batch_sizes": [16],
+    "threads": [1],
+    "options": {"min_seconds": 0.05, "min_iterations": 2, "warmup": 1},
+}
 
 
 def test_another_users_first_job_waits_behind_one_of_a_backlog(

@@ -90,3 +90,20 @@ def test_api_tokens_are_not_affected(user: Any) -> None:
     token, _ = Token.objects.get_or_create(user=user)
     client = Client(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=GUESSER, HTTP_AUTHORIZATION=f"Token {token.key}")
     assert client.get("/api/v1/recommendations/").status_code == 200
+
+
+@pytest.mark.slow
+def test_in_a_browser_the_lockout_says_what_happened(chromium_path: str, live_server: Any, user: Any) -> None:
+    from tests.web.browser import open_page, shoot
+
+    with open_page(chromium_path, live_server.url, login=False) as tab:
+        for _ in range(5):
+            tab.goto("/accounts/login/")
+            tab.fill("#id_username", "ada")
+            tab.fill("#id_password", "wrong-guess")
+            tab.click("button[type=submit]")
+        assert "Too many failed sign-ins" in tab.inner_text("h1")
+        assert "paused after 5 wrong passwords in a row; try again in 15 minutes" in tab.inner_text(
+            "#locked-out"
+        )
+        shoot(tab, "locked-out")

@@ -164,3 +164,22 @@ def test_the_account_page_takes_only_http_urls(user: Any, url: str, status: int)
     stored = Notifications.objects.get(user=user)
     assert stored.webhook_url == (url if status == 200 else "")
     assert stored.email is (status == 200)
+
+
+@pytest.mark.slow
+def test_in_a_browser_the_account_page_refuses_then_keeps_a_webhook(page: Any, user: Any) -> None:
+    from tests.web.browser import shoot
+
+    page.goto("/account/token/")
+    page.click("a[href='/account/notifications/']")
+    page.fill("#id_webhook_url", "ftp://example.org/hook")
+    save = "form[action='/account/notifications/'] button[type=submit]"
+    page.click(save)
+    assert "Enter a valid URL" in page.inner_text("main")
+    page.fill("#id_webhook_url", "https://hooks.example.org/advisor")
+    page.check("#id_email")
+    page.click(save)
+    page.wait_for_selector("#saved")
+    shoot(page, "notifications")
+    stored = Notifications.objects.get(user=user)
+    assert (stored.webhook_url, stored.email) == ("https://hooks.example.org/advisor", True)

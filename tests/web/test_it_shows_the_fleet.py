@@ -115,7 +115,7 @@ def test_in_a_browser_staff_drain_a_device_and_users_see_their_place(
     page.goto(f"/calibrations/{a1.pk}/")
     text = page.inner_text("#job-eta")
     assert re.search(r"1st in line on \S+ \(1 job ahead\); the device is drained", text), text
-    page.click(f"a[href='/fleet/']")
+    page.click("a[href='/fleet/']")
     page.click(f"#device-{device.pk} button[type=submit]")  # undrain
     page.wait_for_selector(f"#drained-{device.pk}", state="detached")
     page.goto(f"/calibrations/{a1.pk}/")
