@@ -14,7 +14,7 @@ from django.db.models import Count, F, Min
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -22,6 +22,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from advisor.api.serializers import ErrorSerializer
 from advisor.models import Device, DeviceJob, Refusal
 from advisor.queueing import KINDS
 
@@ -138,7 +139,11 @@ class Metrics(APIView):
     ]  # the whole fleet's figures: staff (a staff user's token for Prometheus)
 
     @extend_schema(
-        responses={200: OpenApiTypes.STR}, summary="Prometheus metrics of jobs, queues and workers (staff)"
+        responses={
+            200: OpenApiResponse(OpenApiTypes.STR, description="Prometheus's text format"),
+            403: OpenApiResponse(ErrorSerializer, description="not staff"),
+        },
+        summary="Prometheus metrics of jobs, queues and workers (staff)",
     )
     def get(self, request: Request) -> HttpResponse:
         return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
