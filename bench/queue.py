@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.queue_forecast import report, run_forecast, wait_for
+
 REPO = Path(__file__).resolve().parent.parent
 
 SPECS: dict[str, dict[str, Any]] = {
@@ -84,8 +86,6 @@ def main(argv: list[str]) -> int:
         )
         try:
             if args.forecast:
-                from bench.queue_forecast import report, run_forecast
-
                 result = run_forecast(host, jobs=args.jobs, users=args.users, warmup=args.warmup)
                 report(result, args.out)
                 return 0
@@ -112,7 +112,7 @@ def _run(host: str, repeat: int) -> list[dict[str, Any]]:
     from advisor.models import CalibrationJob, Device
 
     device_id = f"{host}-cpu0"
-    _wait(lambda: Device.objects.filter(id=device_id).exists(), 60, "the worker to register its device")
+    wait_for(lambda: Device.objects.filter(id=device_id).exists(), 60, "the worker to register its device")
     time.sleep(1.0)  # the worker announces its device a moment before it consumes
     user, _ = get_user_model().objects.get_or_create(username="bench")
     rows = []
@@ -122,7 +122,7 @@ def _run(host: str, repeat: int) -> list[dict[str, Any]]:
             start = time.perf_counter()
             device = Device.objects.get(id=device_id)  # fresh: `online` reads its last heartbeat
             job, _ = services.submit_calibration(owner=user, recommendation=rec, candidate=0, device=device)
-            _wait(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, "the job")
+            wait_for(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, "the job")
             total = time.perf_counter() - start
             job.refresh_from_db()
             assert job.started_at is not None and job.finished_at is not None
@@ -138,15 +138,6 @@ def _run(host: str, repeat: int) -> list[dict[str, Any]]:
                 }
             )
     return rows
-
-
-def _wait(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {what}")
 
 
 def _print(rows: list[dict[str, Any]], broker: str) -> None:

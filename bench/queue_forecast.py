@@ -32,6 +32,18 @@ FORECAST_SPECS: dict[str, dict[str, Any]] = {
     "generation 8x8 images": {"task": "generation", "data": {"examples": 10000, "input_shape": [1, 8, 8]}},
 }
 HARDWARE = {"cpu_cores": 2, "ram_gb": 16}
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    """Poll `predicate` until it holds (bench queue's round trips and this module's waits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
 POLL_S = 0.25
 TOLERANCE = 0.25
 
@@ -48,8 +60,8 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
     from advisor.queueing import Forecaster
 
     device_id = f"{host}-cpu0"
-    _until(lambda: Device.objects.filter(id=device_id).exists(), 120, "the worker to register its device")
-    _until(lambda: Device.objects.get(id=device_id).profile, 180, "the worker to profile its device")
+    wait_for(lambda: Device.objects.filter(id=device_id).exists(), 120, "the worker to register its device")
+    wait_for(lambda: Device.objects.get(id=device_id).profile, 180, "the worker to profile its device")
     time.sleep(1.0)  # the worker announces its device a moment before it consumes
     device = Device.objects.get(id=device_id)
     people = [get_user_model().objects.get_or_create(username=f"bench{u}")[0] for u in range(users)]
@@ -60,7 +72,7 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
         device.refresh_from_db()  # `online` reads its latest heartbeat
         rec = services.advise(owner=people[0], spec={**spec, "hardware": HARDWARE}, device=device)
         job, _ = services.submit_calibration(owner=people[0], recommendation=rec, candidate=0, device=device)
-        _until(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, f"warm-up job {job.pk}")
+        wait_for(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, f"warm-up job {job.pk}")
     made = []
     device.refresh_from_db()
     for i in range(jobs):
@@ -194,12 +206,3 @@ def report(result: dict[str, Any], out: str) -> None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "forecast.json").write_text(json.dumps({**result, "scores": scores}, indent=1, default=str))
-
-
-def _until(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {what}")
