@@ -10,12 +10,14 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import engine, profiles
+from advisor import engine, forecasts, profiles
 from advisor.contract import Estimate
 from advisor.engine.families import family_of
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
-from advisor.jobs import JobKind, JobRefused, cancel, queue
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
+from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
+from advisor.probe import conf as probe_conf
+from advisor.probe.models import ProbeJob
 from advisor.probe.queries import latest_probe_estimates
 
 log = logging.getLogger(__name__)
@@ -27,6 +29,16 @@ class CalibrationRefused(JobRefused):
     """A calibration request that must not be queued; `.errors` names the offending fields."""
 
 
+def message_limits(job: DeviceJob) -> dict[str, Any]:
+    """Celery's own time limits of a device queue's message, a backstop above every job's own (its child is
+    stopped by the runner). A message may run a job of another kind (fair share, advisor/dispatch.py), so
+    they cover the longest job of any kind."""
+    from advisor.probe.learning.child import STARTUP_LIMIT_S
+
+    longest = max(settings.CALIBRATION_MAX_SECONDS, probe_conf.value("PROBE_MAX_SECONDS") + STARTUP_LIMIT_S)
+    return {"soft_time_limit": longest + 60, "time_limit": longest + 120}
+
+
 # A calibration runs advisor.run_calibration (advisor/tasks.py) on its device's queue; an orphan is re-queued
 # until CALIBRATION_MAX_ATTEMPTS starts.
 CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
@@ -34,8 +46,27 @@ CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
     noun="calibration",
     task="advisor.run_calibration",
     max_attempts=lambda: int(settings.CALIBRATION_MAX_ATTEMPTS),
+    send_options=message_limits,
     orphan_noun="job",
 )
+
+
+def queued_refusal(owner: User, *, adding: int = 1) -> dict[str, list[str]]:
+    """{"queue": [why]} when `adding` more jobs would take the owner past JOBS_QUEUED_PER_USER queued jobs of
+    any kind (a shared device serves users in turn; this bounds how many one user keeps waiting), else {}."""
+    most = int(settings.JOBS_QUEUED_PER_USER)
+    queued = sum(
+        model._default_manager.filter(owner=owner, status=DeviceJob.QUEUED).count()
+        for model in (CalibrationJob, ProbeJob)
+    )
+    if queued + adding <= most:
+        return {}
+    return {
+        "queue": [
+            f"you have {queued} jobs queued and may have {most} waiting at once (JOBS_QUEUED_PER_USER); "
+            "wait for one to start or cancel one"
+        ]
+    }
 
 
 # --- recommendations ---------------------------------------------------------------------------------------
@@ -130,9 +161,17 @@ def submit_calibration(
         "threads": list(threads or []),
         "time_limit_seconds": time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS,
     }
-    check_calibration_limits(**request, data_parallel=list(data_parallel or []))
+    try:
+        check_calibration_limits(**request, data_parallel=list(data_parallel or []))
+        refusal = queued_refusal(owner)
+        if refusal:
+            raise CalibrationRefused(refusal)
+    except CalibrationRefused as exc:
+        count_refusal("calibration", exc.errors)
+        raise
     options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
     job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
+    job.work_plan = forecasts.calibration_work_plan(job)
     try:
         queue(CALIBRATIONS, job)
     except IntegrityError:

@@ -129,6 +129,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
     wait = getattr(exc, "wait", None)  # Throttled's seconds to wait (untyped in the stubs)
+    if response is not None and isinstance(exc, exceptions.Throttled):
+        from advisor.jobs import count_refusal
+
+        count_refusal("calibration", {"throttle": []})
     if response is not None and isinstance(exc, exceptions.Throttled) and wait is not None:
         response.data = {
             "detail": f"too many calibrations submitted; try again in {int(wait) + 1} s "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from advisor.api import views
+from advisor.api import metrics, views
 from advisor.api.policies import IdConverter
 
 app_name = "api"
@@ -25,6 +25,7 @@ urlpatterns = [
     path("calibrations/<id:pk>/cancel/", cancel, name="calibration-cancel"),
     path("devices/", views.DeviceList.as_view(), name="devices"),
     path("catalog/gpus/", views.GpuCatalog.as_view(), name="catalog-gpus"),
+    path("metrics/", metrics.Metrics.as_view(), name="metrics"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -17,10 +17,7 @@ from typing import Any, Protocol
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
 from advisor.calibration.words import threads_text
-
-PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
-PLATEAU_DOUBLINGS = 2
-PRUNE_MARGIN = 0.25  # a doubling sweep stops timing thread counts this much slower than the best
+from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
 
 
 class EventSink(Protocol):
@@ -177,10 +174,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
         sweep.last_ok_batch = batch
         if not doubling:
             continue
-        top = max(rates.values())
-        active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
-        flat = flat + 1 if top < best_rate * PLATEAU_GAIN else 0
-        best_rate = max(best_rate, top)
+        active, best_rate, flat = after_batch(rates, best_rate, flat)
         if payload.get("stop_on_plateau", True) and flat >= PLATEAU_DOUBLINGS:
             return sweep.finish(
                 f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"

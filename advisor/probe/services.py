@@ -11,10 +11,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 
-from advisor import profiles
+from advisor import forecasts, profiles
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
-from advisor.jobs import JobKind, JobRefused, cancel, queue
+from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
 from advisor.probe.learning import samples
@@ -30,19 +30,11 @@ class ProbeRefused(JobRefused):
     """A probe request that must not be queued; `.errors` names the offending fields."""
 
 
-def _time_limits(job: ProbeJob) -> dict[str, Any]:
-    """Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
-    sized per job: the settings' defaults are the calibrations'."""
-    from advisor.probe.learning.child import STARTUP_LIMIT_S
-
-    backstop = job.time_limit_seconds + STARTUP_LIMIT_S
-    return {"soft_time_limit": backstop + 60, "time_limit": backstop + 120}
-
-
 # A probe runs advisor.run_probe (advisor/probe/tasks.py) on its device's own queue, shared with
 # calibrations so a probe and a calibration never run on one device at once; an orphan is re-queued once.
+# Celery's own limits are a backstop above every kind's (core.message_limits).
 PROBES: JobKind[ProbeJob] = JobKind(
-    ProbeJob, noun="probe", task="advisor.run_probe", max_attempts=lambda: 2, send_options=_time_limits
+    ProbeJob, noun="probe", task="advisor.run_probe", max_attempts=lambda: 2, send_options=core.message_limits
 )
 
 
@@ -191,10 +183,13 @@ def submit_probe(
                 f"candidate {i} has {params:,} parameters, above this server's probe cap of {cap:,} "
                 "(PROBE_MAX_PARAMETERS)"
             )
+    errors.update(core.queued_refusal(owner))
     if errors:
+        count_refusal("probe", errors)
         raise ProbeRefused(errors)
     job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
+    job.work_plan = forecasts.plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
     return queue(PROBES, job)
 
 

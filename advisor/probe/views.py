@@ -21,6 +21,7 @@ from advisor.probe.models import DataSample, ProbeJob
 from advisor.queries import paginate
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.charts import probe_charts
+from advisor.web.jobs import eta
 from advisor.web.partial import job_page, page_or_fragment
 
 
@@ -124,6 +125,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "verdict": job.verdict,
         "charts": probe_charts(job.results, target),
         "target": target,
+        "eta": eta("probe", job),
     }
     return job_page(request, "probe/probe.html", context, finished=job.finished)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.web import account, history, views, wizard
+from advisor.web import account, fleet, history, views, wizard
 
 urlpatterns = [
     path("", wizard.wizard, name="home"),
@@ -17,4 +17,7 @@ urlpatterns = [
     path("compare/", history.compare, name="compare"),
     path("account/token/", account.token, name="token"),
     path("account/token/regenerate/", account.regenerate_token, name="token-regenerate"),
+    path("account/notifications/", account.notifications, name="notifications"),
+    path("fleet/", fleet.fleet_page, name="fleet"),
+    path("fleet/<str:pk>/drain/", fleet.drain, name="fleet-drain"),
 ]

@@ -162,7 +162,9 @@ def test_it_refuses_anonymous_clients(method: str, tabular_spec: Any) -> None:
 
 def test_it_accepts_a_session_login(user: Any, tabular_spec: Any) -> None:
     client = APIClient(enforce_csrf_checks=True)
-    assert client.login(username="ada", password="correct-horse-battery")
+    client.force_login(
+        user
+    )  # a session as the login form makes it (that form: tests/web/test_it_locks_out_guessing.py)
     assert client.get(URL).status_code == 200
     # A session is a browser's credential: unsafe methods need the CSRF token too.
     assert client.post(URL, tabular_spec, format="json").status_code == 403

@@ -49,6 +49,8 @@ def with_every_method(schema: dict[str, Any], ids: dict[str, int] | None = None)
         params = [p for op in ops.values() for p in op.get("parameters", []) if p.get("in") == "path"]
         params = list({p["name"]: p for p in params}.values())
         errors = {"401": {"description": "anonymous"}, "404": {"description": "not yours"}}
+        if "403" in ops.get("get", {}).get("responses", {}):  # staff only: OPTIONS is refused alike
+            errors["403"] = {"description": "not staff"}
         ops["options"] = {
             "operationId": f"options {path}",
             "parameters": params,

@@ -123,19 +123,3 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
-
-
-def test_it_runs_a_job_queued_under_the_former_queue_name(
-    worker: WorkerProcess, user: Any, tabular_spec: Any
-) -> None:
-    from advisor import workers
-    from advisor.models import Device
-
-    # A job sent before the device queue was renamed sits under calibrate.<id>; the worker still consumes it.
-    Device.objects.filter(id=worker.device_id).update(queue=workers.legacy_queue(worker.device_id))
-    job = _running_job(worker, user, tabular_spec, batch_sizes=[16], min_seconds=0.1)
-    final = wait_for(
-        lambda: (j := CalibrationJob.objects.get(pk=job.pk)).finished and j, timeout=60, what="job"
-    )
-    assert final.status == "succeeded", (final.error, worker.log())
-    assert workers.device_queue(worker.device_id) == f"device.{worker.device_id}"
