@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
-from advisor.calibration.words import threads_text
+from advisor.engine.units import threads_text
 
 PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
 PLATEAU_DOUBLINGS = 2

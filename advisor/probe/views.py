@@ -51,7 +51,7 @@ def _page(
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
         "probes": rec.probes.filter(owner=signed_in(request.user))[:20],
-        "max_mb": conf.value("SAMPLE_MAX_BYTES") / 1e6,
+        "max_bytes": conf.value("SAMPLE_MAX_BYTES"),
     }
     return render(request, "probe/new.html", context, status=status)
 

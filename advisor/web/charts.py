@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NotRequired, TypedDict
 
-from advisor.web.present import duration, si
+from advisor.engine.units import duration, si, threads_text
 
 W, H = 460, 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
@@ -252,11 +252,7 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
     allocators = sorted({r["allocator"] for r in ok})
-    threads = (
-        (f"{fastest['threads']} thread" + ("" if fastest["threads"] == 1 else "s"))
-        if fastest["threads"]
-        else "GPU"
-    )
+    threads = threads_text(fastest["threads"]) if fastest["threads"] else "GPU"
 
     def by_allocator(pick: Callable[[dict[str, Any]], bool], x_key: str) -> list[Series]:
         return [

@@ -9,11 +9,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from advisor import queries, services
+from advisor.engine.units import nbytes, rate, threads_text
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
 from advisor.web.partial import page_or_fragment
-from advisor.web.present import candidate_view, nbytes, si
+from advisor.web.present import candidate_view
 
 
 @require_GET
@@ -107,14 +108,14 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
             "Status": job.status,
             "Fastest set-up": _setup(best) if best else "—",
             "Time per batch": (best["per_batch"], "measured") if best else "—",
-            "Examples per second": si(best["examples_per_second"]) if best else "—",
+            "Examples per second": rate(best["examples_per_second"], "examples") if best else "—",
             "Time to train": (measured["to_train"], "measured") if measured else "—",
         },
     }
 
 
 def _setup(row: dict[str, Any]) -> str:
-    threads = f", {row['threads']} thread{'' if row['threads'] == 1 else 's'}" if row["threads"] else ""
+    threads = f", {threads_text(row['threads'])}" if row["threads"] else ""
     return f"batch {row['batch_size']}{threads}, {row['allocator']} allocator"
 
 

@@ -7,9 +7,10 @@ from typing import Any
 from django.utils import timezone
 
 from advisor import engine
+from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
 from advisor.models import CalibrationJob
 from advisor.web.charts import calibration_charts
-from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
+from advisor.web.present import analytic_for, estimate_view
 
 
 def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
@@ -41,11 +42,11 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "iqr": duration(result.get("iqr")),
                 "iterations": result.get("iterations"),
                 "examples_per_second": result.get("examples_per_second"),
-                "throughput": si(result.get("examples_per_second")),
+                "throughput": quantity(result.get("examples_per_second")),
                 "peak_memory": nbytes(result.get("peak_memory_bytes")),
                 "estimated_memory": nbytes(_estimated_memory(candidate, m.batch_size, device)),
                 "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
-                "achieved": si(result.get("achieved_flops"), "FLOP/s"),
+                "achieved": flops_rate(result.get("achieved_flops")),
                 "noisy": bool(result.get("noisy")),
                 "message": result.get("message", ""),
             }
@@ -101,9 +102,9 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
                 "backend": r["backend"],
                 "threads": r["threads_per_rank"],
                 "per_step": duration(r["seconds_per_step"]),
-                "throughput": si(r["examples_per_second"]),
-                "efficiency": f"{r['efficiency']:.0%}",
-                "allreduce": f"{duration(r['allreduce_seconds'])} ({r['allreduce_share']:.0%})",
+                "throughput": quantity(r["examples_per_second"]),
+                "efficiency": percent(r["efficiency"]),
+                "allreduce": f"{duration(r['allreduce_seconds'])} ({percent(r['allreduce_share'])})",
             }
             for r in summary.get("data_parallel", [])
         ],

@@ -8,6 +8,8 @@ from typing import Any
 from advisor import engine
 from advisor.engine.layers import count
 from advisor.engine.memory import network_inputs
+from advisor.engine.units import TIMES, duration, nbytes, percent, si
+from advisor.engine.units import shape as shape_text
 
 FAMILIES = {
     "ffn": "Feed-forward network",
@@ -40,54 +42,11 @@ STYLE = {
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
 }  # fmt: skip
-TIMES = "\u00d7"  # the multiplication sign of shapes: 3x224x224
 MAX_ROWS = 80
 ROW_H = 26
 WIDTH = 760
 BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
 BAR_MAX = 220
-
-
-def si(value: float | None, unit: str = "") -> str:
-    """1093930 -> '1.09 M'; keeps three significant digits."""
-    if value is None:
-        return "—"
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}".rstrip()
-    return f"{value:.3g} {unit}".rstrip()
-
-
-def nbytes(value: float | None) -> str:
-    if value is None:
-        return "—"
-    # Decimal units, as the wizard's "RAM (GB)", the contract's ram_gb and the GPU catalog write them.
-    for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {unit}"
-    return f"{value:.0f} B"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    if seconds == 0:
-        return "0 s"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.3g} h"
-    return f"{seconds / 86400:.3g} days"
-
-
-def shape_text(shape: Any) -> str:
-    return TIMES.join(str(v) for v in shape) if shape else "—"
 
 
 def _detail(layer: dict[str, Any]) -> str:
@@ -277,8 +236,8 @@ def _scaling_view(scaling: dict[str, Any] | None) -> dict[str, Any] | None:
     return {
         **scaling,
         "measured": scaling.get("basis") == "measured",
-        "efficiency_percent": f"{100 * float(scaling['efficiency']):.0f}%",
-        "cut_percent": f"{100 * float(scaling.get('cut_per_doubling') or 0):.0f}%",
+        "efficiency_percent": percent(scaling["efficiency"]),
+        "cut_percent": percent(scaling.get("cut_per_doubling") or 0),
         "world_sizes": ", ".join(str(w) for w in scaling.get("world_sizes", [])),
     }
 
@@ -330,7 +289,7 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
             ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
             ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
             ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
-            ("Effective compute fraction", _percent(flow.get("effective_compute_fraction")), False),
+            ("Effective compute fraction", percent(flow.get("effective_compute_fraction"), 1), False),
         ],
         "reasons": payload.get("reasons", []),
     }
@@ -338,7 +297,3 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
 
 def _yes(value: Any) -> str:
     return "—" if value is None else ("yes" if value else "no")
-
-
-def _percent(value: Any) -> str:
-    return "—" if value is None else f"{100 * value:.1f} %"

@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from advisor import engine, profiles, queries, services
 from advisor.accounts import signed_in
+from advisor.engine.units import TIMES
 from advisor.models import Device
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.examples import (
@@ -24,7 +25,7 @@ from advisor.web.examples import (
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.partial import wants_fragment
-from advisor.web.present import TIMES, candidate_view, diagrams
+from advisor.web.present import candidate_view, diagrams
 
 TEMPLATE = "advisor/wizard.html"
 # Whole processors of the engine's catalog (its per-core entry describes no machine).

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from advisor import engine, services
 from advisor.calibration.summary import sweep_summary
+from advisor.engine.units import duration
 from advisor.models import CalibrationJob, Device, Measurement
-from advisor.web.present import duration
 from tests.web.browser import SHOTS, next_step, shoot, submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -135,7 +135,7 @@ def test_it_leads_a_new_user_to_the_probe_and_draws_its_charts_honestly(
         status=ProbeJob.RUNNING, progress=0.06, step="training the shallow FFN",
     )  # fmt: skip
     page.goto(f"/probes/{running.pk}/")
-    assert "(6 %)" in page.inner_text("#probe-status")  # item 9: a percentage, as calibrations show
+    assert "(6%)" in page.inner_text("#probe-status")  # item 9: a percentage, as calibrations show
     running.delete()
 
     def run(family: str, scores: tuple[float, ...]) -> dict[str, Any]:

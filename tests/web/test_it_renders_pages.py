@@ -169,14 +169,14 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert "Examples per second" in html and html.count("<polyline") == 2
     assert "oom: does not fit" in html
     from advisor import engine
-    from advisor.web.present import duration
+    from advisor.engine.units import duration
 
     at_32 = engine.estimate_for(rec.result, 0, batch_size=32)  # the measured batch, not the recommended 64
     assert rec.result["candidates"][0]["training"]["batch_size"] != 32
     assert "Catalog estimate (batch 32)" in html and duration(at_32["seconds_per_batch"]) in html
     assert 'class="badge measured"' in html and "hx-get" not in html.split('id="job-status"')[1][:200]
     # memory: the account's estimate at each measured batch beside the live-tensor peak and the process peak
-    from advisor.web.present import nbytes
+    from advisor.engine.units import nbytes
 
     results = html.split('id="results"')[1]
     memory_32 = engine.memory_for(rec.result["candidates"][0], batch_size=32)["total"]

@@ -42,7 +42,7 @@ def refuse(message: str, key: str = "file") -> SampleError:
 
 @dataclass(frozen=True)
 class Limits:
-    max_bytes: int = 20 * 2**20  # the uploaded file
+    max_bytes: int = 20_000_000  # the uploaded file: 20 MB (decimal, as every page writes bytes)
     max_examples: int = 50_000
     max_values: int = 20_000_000  # examples x values per example, i.e. 80 MB of float32 in memory
 
