@@ -20,6 +20,7 @@ register.filter("percent", units.percent)
 register.filter("count", units.count)
 register.filter("si", units.si)
 register.filter("ratio", units.ratio)
+register.filter("shape", units.shape)
 
 
 @register.filter
