@@ -54,6 +54,7 @@ def _listed(queryset: QuerySet[Recommendation]) -> QuerySet[Recommendation]:
         task=KT("spec__task"),
         examples=KT("spec__data__examples"),
         family0=KT("result__candidates__0__family"),
+        depth0=KT("result__candidates__0__depth"),
     )
 
 

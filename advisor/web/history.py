@@ -14,7 +14,7 @@ from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
 from advisor.web.partial import page_or_fragment
-from advisor.web.present import candidate_view
+from advisor.web.present import candidate_view, family_title
 
 
 @require_GET
@@ -76,7 +76,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
         "url": reverse("recommendation", args=[rec.pk]) + f"?c={index}",
         "values": {
             "Task": rec.spec.get("task"),
-            "Family": f"{cand['family']} ({cand['depth']})",
+            "Family": family_title(cand["family"], cand["depth"]),
             "Published network": cand.get("published") or "—",
             "Hidden sizes": ", ".join(map(str, cand.get("hidden_sizes", []))),
             "Parameters": view["parameters"],
@@ -104,7 +104,7 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
             "Kind": device.get_kind_display(),
             "Cores / threads": f"{device.cores or '—'} / {device.threads or '—'}",
             "Memory": nbytes(device.memory_bytes),
-            "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family']}",
+            "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family_title']}",
             "Status": job.status,
             "Fastest set-up": _setup(best) if best else "—",
             "Time per batch": (best["per_batch"], "measured") if best else "—",

@@ -10,7 +10,7 @@ from advisor import engine
 from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
 from advisor.models import CalibrationJob
 from advisor.web.charts import calibration_charts
-from advisor.web.present import analytic_for, estimate_view
+from advisor.web.present import analytic_for, estimate_view, family_title
 
 
 def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
@@ -90,6 +90,7 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "percent": round(100 * job.progress),
         "candidate": candidate,
         "family": candidate.get("family", ""),
+        "family_title": family_title(candidate.get("family", ""), candidate.get("depth")),
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
         "default_allocator": default_allocator_view(rows, job.estimate or {}),

@@ -11,6 +11,8 @@ from advisor.engine.memory import network_inputs
 from advisor.engine.units import TIMES, duration, nbytes, percent, si
 from advisor.engine.units import shape as shape_text
 
+# Every family's name as the pages write it: family_title() below is the one place that expands the engine's
+# short names (ffn, dbn, dn, ...), so that it can read the family registry's titles once that exists.
 FAMILIES = {
     "ffn": "Feed-forward network",
     "ae": "Auto-encoder",
@@ -23,6 +25,22 @@ FAMILIES = {
     "gan": "Generative adversarial network",
     "vae": "Variational auto-encoder",
 }
+
+
+def family_title(family: str, depth: str | None = None) -> str:
+    """'Deep belief network'; a feed-forward network says which of the two it is ('Shallow feed-forward
+    network'), since the engine offers both."""
+    title = FAMILIES.get(family, family.upper())
+    if family == "ffn" and depth in ("shallow", "deep"):
+        return f"{depth.capitalize()} {title[0].lower()}{title[1:]}"
+    return title
+
+
+def family_label(family: str, depth: str | None = None) -> str:
+    """The title with the short name the verdict and the charts use: 'Shallow feed-forward network (FFN)'."""
+    return f"{family_title(family, depth)} ({family.upper()})" if family in FAMILIES else family_title(family)
+
+
 # The engine's loss names, as a reader who does not know them needs them.
 LOSSES = {
     "cross_entropy": "cross-entropy loss",
@@ -246,7 +264,9 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
     return {
         "index": index,
         "c": candidate,
-        "title": FAMILIES.get(candidate["family"], candidate["family"]),
+        "title": family_title(candidate["family"], candidate.get("depth")),
+        # a GAN has no hold-out error to stop on (rule train.epochs): its epochs are all run
+        "early_stopping": candidate["family"] != "gan",
         "loss": LOSSES.get(
             candidate.get("training", {}).get("loss", ""), candidate.get("training", {}).get("loss")
         ),

@@ -62,7 +62,8 @@ def _recommendation_context(
         "devices": devices,
         "form": form,
         "jobs": queries.calibrations_of(rec, request.user),
-        "probe_template": _optional_template(PROBE_SECTION),
+        # a generation task has no accuracy to probe (probe.fit refuses it): no section that offers one
+        "probe_template": None if rec.spec.get("task") == "generation" else _optional_template(PROBE_SECTION),
         "flow_figure": flow_figure(rec.result["spec"], view["plan"], view["flow"]),
     }
 

@@ -25,7 +25,7 @@ from advisor.web.examples import (
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.partial import wants_fragment
-from advisor.web.present import candidate_view, diagrams
+from advisor.web.present import candidate_view, diagrams, family_title
 
 TEMPLATE = "advisor/wizard.html"
 # Whole processors of the engine's catalog (its per-core entry describes no machine).
@@ -185,7 +185,7 @@ def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | No
     first = result["candidates"][0]
     view = candidate_view(0, first, first.get("estimate"))
     view["diagrams"] = diagrams(first)
-    view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
+    view["alternatives"] = [family_title(c["family"], c.get("depth")) for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
     view["summary"] = spec_summary(result["spec"])
     view["warnings"] = result["warnings"]
