@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from advisor import engine, queries, services
 from advisor.accounts import signed_in
+from advisor.engine.rules import REFERENCES
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.flowfig import flow_figure
@@ -145,4 +146,4 @@ def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def rules(request: HttpRequest) -> HttpResponse:
-    return render(request, "advisor/rules.html", {"rules": engine.rules()})
+    return render(request, "advisor/rules.html", {"rules": engine.rules(), "references": REFERENCES})
