@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from advisor.api import views
+from advisor.api import docs, views
 from advisor.api.policies import IdConverter
 
 app_name = "api"
@@ -28,4 +28,5 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("redoc/redoc.standalone.js", docs.redoc_bundle, name="redoc-bundle"),
 ]
