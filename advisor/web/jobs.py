@@ -23,6 +23,17 @@ def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -
         return None
 
 
+def _estimated_resident(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+    """The engine's estimate of the training process's resident-set growth (CPU only), to set beside the
+    growth a CPU configuration measured."""
+    if not candidate or device != "cpu":
+        return None
+    try:
+        return engine.resident_for(candidate, batch_size=batch_size)
+    except (KeyError, ValueError):
+        return None
+
+
 def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
     rows = []
     candidates = job.recommendation.result.get("candidates", [])
@@ -45,6 +56,7 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "throughput": quantity(result.get("examples_per_second")),
                 "peak_memory": nbytes(result.get("peak_memory_bytes")),
                 "estimated_memory": nbytes(_estimated_memory(candidate, m.batch_size, device)),
+                "estimated_resident": nbytes(_estimated_resident(candidate, m.batch_size, device)),
                 "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
                 "achieved": flops_rate(result.get("achieved_flops")),
                 "noisy": bool(result.get("noisy")),
@@ -91,6 +103,7 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "candidate": candidate,
         "family": candidate.get("family", ""),
         "family_title": family_title(candidate.get("family", ""), candidate.get("depth")),
+        "on_cpu": job.device.kind == "cpu",  # the memory columns: a process's growth, or the CUDA allocator's
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
         "default_allocator": default_allocator_view(rows, job.estimate or {}),

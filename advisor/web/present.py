@@ -199,6 +199,25 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
+def memory_notes(candidate: dict[str, Any]) -> dict[str, str]:
+    """What the memory breakdown's figures cover, where a reader would otherwise wonder: gradients below the
+    weights' size (the peak falls inside the backward pass), and the CPU process's growth beside the live
+    tensors' peak (`resident_bytes`)."""
+    memory = candidate.get("memory_bytes") or {}
+    notes: dict[str, str] = {}
+    weights, gradients = memory.get("weights", 0), memory.get("gradients", 0)
+    if weights > 0 and gradients < weights:
+        notes["gradients"] = (
+            f"Gradients are {nbytes(gradients)} of the {nbytes(weights)} they reach (one per weight): the "
+            "parts are what is alive at the step's peak, which falls inside the backward pass, as it frees "
+            "the saved activations layer by layer and makes the gradients. A smaller batch (fewer "
+            "activations) moves the peak later, when more gradients exist."
+        )
+    if candidate.get("resident_bytes"):
+        notes["resident"] = nbytes(candidate["resident_bytes"])
+    return notes
+
+
 # what a pre-measurement figure is called where a page sets it beside a measurement: by its basis, since a
 # profiled or predicted figure is no longer the catalog's "analytic" one ("analytic": stored before profiles)
 ESTIMATE_NAMES = {

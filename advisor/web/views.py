@@ -22,7 +22,7 @@ from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
 from advisor.web.partial import job_page, page_or_fragment
-from advisor.web.present import diagrams, memory_rows, recommendation_view
+from advisor.web.present import diagrams, memory_notes, memory_rows, recommendation_view
 
 
 @require_GET
@@ -45,6 +45,7 @@ def _recommendation_context(
     chosen = view["candidates"][index]
     chosen["diagrams"] = diagrams(chosen["c"])
     chosen["memory"] = memory_rows(chosen["c"].get("memory_bytes", {}))
+    chosen["memory_notes"] = memory_notes(chosen["c"])
     devices = queries.online_devices()
     if form is None:
         form = CalibrateForm(

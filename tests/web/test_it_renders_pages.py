@@ -180,8 +180,11 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
 
     results = html.split('id="results"')[1]
     memory_32 = engine.memory_for(rec.result["candidates"][0], batch_size=32)["total"]
-    assert "Memory estimated" in results and "Live tensors" in results
+    assert "Tensors, estimated" in results and "Tensors, measured" in results
     assert nbytes(memory_32) in results and nbytes(9_500_000) in results and nbytes(10_000_000) in results
+    # on a CPU, the process's estimated growth beside the measured one (issue 27 item 7)
+    resident_32 = engine.resident_for(rec.result["candidates"][0], batch_size=32)
+    assert "Process growth, estimated" in results and nbytes(resident_32) in results
     page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
     # the memory breakdown at the peak, every part the account names
