@@ -84,11 +84,12 @@ class ProbeForm(forms.Form):
             )
             for s in samples
         ]
+        if samples and all(s.pk in misfits for s in samples):  # shown as chosen: a blank select says nothing
+            sample.choices = [("", "— none of your samples fits this task —"), *sample.choices]
         cast(OptionsWithReasons, sample.widget).disabled = set(misfits)
         if self.initial.get("sample") in misfits or "sample" not in self.initial:
             fitting = [s.pk for s in samples if s.pk not in misfits]
-            if fitting:
-                self.initial["sample"] = fitting[0]
+            self.initial["sample"] = fitting[0] if fitting else ""
         cast(forms.ChoiceField, self.fields["device"]).choices = [
             (d.id, f"{d.id} — {d.name}") for d in devices
         ]

@@ -55,6 +55,7 @@ def _page(
         "rec": rec,
         "samples": samples,
         "fitting": [s for s in samples if s.pk not in misfits],
+        "misfits": [(s, misfits[s.pk]) for s in samples if s.pk in misfits],
         "devices": devices,
         "sample_form": sample_form or SampleForm(spec=rec.spec),
         "probe_form": probe_form

@@ -47,7 +47,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         "kind": kind,
         "a": a,
         "b": b,
-        "choices": queries.compare_choices(request.user, kind),
+        "choices": queries.compare_choices(request.user, kind, family=family_title),
         "columns": columns,
         "rows": _rows(columns),
         "missing": missing,

@@ -317,18 +317,27 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
         for i, c in enumerate(payload.get("candidates", []))
     ]
     flow = payload.get("dataflow", {})
+    plan = payload.get("hardware_plan", {})
+    # a plan without a GPU moves nothing to one: its rows would only say "no" and "0 s"
+    gpu_rows = (
+        {"Fits in GPU memory", "Host → GPU transfer per epoch"} if plan.get("device") != "gpu" else set()
+    )
     return {
         "candidates": candidates,
-        "plan": payload.get("hardware_plan", {}),
+        "plan": plan,
         "flow": flow,
         # (label, value, is a time): times carry the estimated mark, like every time on the pages.
         "flow_rows": [
-            ("Dataset size", nbytes(flow.get("dataset_bytes")), False),
-            ("Fits in RAM", _yes(flow.get("fits_in_ram")), False),
-            ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
-            ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
-            ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
-            ("Effective compute fraction", percent(flow.get("effective_compute_fraction"), 1), False),
+            row
+            for row in (
+                ("Dataset size", nbytes(flow.get("dataset_bytes")), False),
+                ("Fits in RAM", _yes(flow.get("fits_in_ram")), False),
+                ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
+                ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
+                ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
+                ("Effective compute fraction", percent(flow.get("effective_compute_fraction"), 1), False),
+            )
+            if row[0] not in gpu_rows
         ],
         "reasons": payload.get("reasons", []),
     }
