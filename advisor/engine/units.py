@@ -75,28 +75,26 @@ def threads_text(threads: object) -> str:
     return plural(threads, "thread")
 
 
-def si(value: object, unit: str = "") -> str:
-    """1093930 -> '1.09 M', with `unit` after the prefix: si(4.5e10, 'FLOP') -> '45 GFLOP'."""
+def _scaled(value: object, steps: tuple[tuple[float, str], ...]) -> tuple[str, str] | None:
+    """The number in the largest of `steps` (factor, name) it reaches once rounded, and that step's name."""
     number_ = finite(value)
     if number_ is None:
-        return NONE
+        return None
     rounded = round_sig(number_)
-    for factor, prefix in _SI_PREFIXES:
-        if abs(rounded) >= factor or factor == 1.0:
-            return f"{number(rounded / factor)} {prefix}{unit}".rstrip()
-    raise AssertionError("unreachable: the last prefix takes every number")
+    factor, name = next(((f, n) for f, n in steps if abs(rounded) >= f), steps[-1])
+    return number(rounded / factor), name
+
+
+def si(value: object, unit: str = "") -> str:
+    """1093930 -> '1.09 M', with `unit` after the prefix: si(4.5e10, 'FLOP') -> '45 GFLOP'."""
+    scaled = _scaled(value, _SI_PREFIXES)
+    return NONE if scaled is None else f"{scaled[0]} {scaled[1]}{unit}".rstrip()
 
 
 def nbytes(value: object) -> str:
     """Decimal bytes: 512 -> '512 B', 80700 -> '80.7 kB', 8.59e9 -> '8.59 GB'."""
-    number_ = finite(value)
-    if number_ is None:
-        return NONE
-    rounded = round_sig(number_)
-    for factor, unit in _BYTE_UNITS:
-        if abs(rounded) >= factor or factor == 1.0:
-            return f"{number(rounded / factor)} {unit}"
-    raise AssertionError("unreachable: bytes take every number")
+    scaled = _scaled(value, _BYTE_UNITS)
+    return NONE if scaled is None else f"{scaled[0]} {scaled[1]}"
 
 
 def _time_unit(seconds: float) -> tuple[float, str]:

@@ -15,16 +15,15 @@ import pytest
 from django.utils import timezone
 
 from advisor import engine, services
-from advisor.calibration.findings import allocator_finding
-from advisor.calibration.summary import sweep_summary
 from advisor.engine.rules import REFERENCES
 from advisor.engine.units import DASH, duration, nbytes
-from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.models import Device, Recommendation
 from advisor.probe import services as probes
 from advisor.probe.conf import samples_root
 from advisor.probe.learning.verdict import interval_words, verdict
 from advisor.probe.models import ProbeJob
 from tests.web.browser import SHOTS, next_step, shoot, submit
+from tests.web.conftest import tuned_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -70,39 +69,6 @@ def spec(task: str, shape: list[int], **data: Any) -> dict[str, Any]:
     }
 
 
-def calibration(rec: Recommendation, device: Device) -> CalibrationJob:
-    """A finished CPU sweep at batch 64 on 1 and 2 threads, the fastest re-measured with the tuned allocator
-    (the finding's sentence in ms), with every memory figure a CPU row has."""
-    rows = [(64, 1, "default", 0.2), (64, 2, "default", 0.0997), (64, 2, "tuned", 0.0853)]
-    job = CalibrationJob.objects.create(
-        owner=rec.owner, recommendation=rec, device=device, batch_sizes=[], threads=[],
-        time_limit_seconds=60, status=CalibrationJob.SUCCEEDED, progress=1.0, step="done",
-        started_at=timezone.now(), finished_at=timezone.now(),
-    )  # fmt: skip
-    events = []
-    for batch, threads, allocator, seconds in rows:
-        result = {
-            "status": "ok", "seconds_per_batch": seconds, "examples_per_second": batch / seconds,
-            "iterations": 20, "iqr": seconds / 20, "peak_memory_bytes": 61_200_000,
-            "live_tensor_peak_bytes": 23_100_000, "achieved_flops": 2.4e9, "device": "cpu",
-            "threads": threads, "user_seconds_per_step": seconds * threads * 0.7,
-            "system_seconds_per_step": seconds * threads * 0.3,
-            "minor_faults_per_step": 900 if allocator == "default" else 40,
-        }  # fmt: skip
-        Measurement.objects.create(
-            job=job, batch_size=batch, threads=threads, allocator=allocator, seconds_per_batch=seconds,
-            result=result,
-        )  # fmt: skip
-        events.append({"batch_size": batch, "threads": threads, "allocator": allocator, "result": result})
-    estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.0853, batch_size=64)
-    at = {"batch_size": 64, "threads": 2, "allocator": "tuned", "device": device.id}
-    job.estimate = {**estimate, "measured_at": at}
-    job.summary = sweep_summary(events, physical_cores=2)
-    job.summary["reasons"].append(allocator_finding(events, 0.3, 0.1)["reason"])
-    job.save()
-    return job
-
-
 def probe(rec: Recommendation, device: Device, sample: Any) -> ProbeJob:
     """A finished probe whose shallow network reached the target, with its learning curve and the verdict's
     own sentence (learning/verdict.py), as a worker leaves it."""
@@ -142,7 +108,7 @@ def world(user: Any, device: Device) -> dict[str, Any]:
         "tokens": services.advise(owner=user, spec=spec("sequence", [50], outputs=2, vocab_size=5000)),
     }
     made["sample"] = probes.create_sample(owner=user, upload=None, demo="digits", name="digits")
-    made["calibration"] = calibration(made["mnist"], device)
+    made["calibration"] = tuned_job(made["mnist"], device)
     made["probe"] = probe(made["digits"], device, made["sample"])
     return made
 
