@@ -310,15 +310,6 @@ def _bar_label(row: dict[str, Any]) -> str:
     return f"b{row['batch_size']}{threads}" + ("" if row["allocator"] == "default" else "*")
 
 
-def examples(value: float) -> str:
-    """12000 -> '12k': the x axis of a learning curve."""
-    if value >= 1_000_000:
-        return f"{value / 1e6:.3g}M"
-    if value >= 1000:
-        return f"{value / 1e3:.3g}k"
-    return f"{value:.3g}"
-
-
 def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any]:
     """The learning curve of the network it was fitted on (held-out score against training examples, log
     scale, with the expected score at full size) and the per-epoch validation scores of each network."""
@@ -348,7 +339,7 @@ def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any
             ylabel="held-out score",
             series=series,
             log_x=True,
-            x_format=examples,
+            x_format=si,  # 12000 -> "12 k", as every count with a prefix is written
             y_from_zero=False,
             y_ceiling=1.0,
             target=target,
