@@ -134,8 +134,8 @@ def _scale_for_budget(
     reasons.append(
         reason(
             "multigpu.budget",
-            f"One GPU needs about {one / 3600:,.3g} h, over your {budget:g} h budget: use {total} GPUs"
-            + ("." if met else f", all you have, and still about {seconds_to_train(plan) / 3600:,.3g} h."),
+            f"One GPU needs about {duration(one)}, over your {budget:g} h budget: use {total} GPUs"
+            + ("." if met else f", all you have, and still about {duration(seconds_to_train(plan))}."),
         )
     )
     reasons.append(reason("multigpu.gain"))

@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 from advisor.engine import catalog
 from advisor.engine.dataflow import GB
-from advisor.engine.units import nbytes
+from advisor.engine.units import duration, nbytes
 
 # Beyond this many GPUs in all, no cluster in existence matches (the largest ones hold about 100,000).
 MAX_PLAUSIBLE_GPUS = 100_000
@@ -82,15 +82,7 @@ def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) 
         warn(
             "target.time_budget_hours",
             f"A budget of {budget:g} h is under {BUDGET_FRACTION:.0%} of the estimated "
-            f"{_duration(estimate)} to train: no hardware plan closes such a gap. Is "
+            f"{duration(estimate)} to train: no hardware plan closes such a gap. Is "
             "target.time_budget_hours in hours?",
         )
     return found
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 2 * 3600:
-        return f"{seconds / 3600:,.3g} h"
-    if seconds >= 120:
-        return f"{seconds / 60:,.3g} minutes"
-    return f"{seconds:,.3g} s"
