@@ -13,6 +13,7 @@ from django.db import IntegrityError
 from advisor import engine, forecasts, profiles
 from advisor.contract import Estimate
 from advisor.engine.families import family_of
+from advisor.engine.units import duration, nbytes, plural
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
@@ -220,8 +221,8 @@ def check_calibration_limits(
             ]
             if need > device.memory_bytes:
                 errors.setdefault("batch_sizes", []).append(
-                    f"batch {b} needs about {need / 2**30:.1f} GiB, more than {device.name}'s "
-                    f"{device.memory_bytes / 2**30:.1f} GiB"
+                    f"batch {b} needs about {nbytes(need)}, more than {device.name}'s "
+                    f"{nbytes(device.memory_bytes)}"
                 )
                 break
     if batch_sizes and not bad_batches and "threads" not in errors and "time_limit_seconds" not in errors:
@@ -230,10 +231,9 @@ def check_calibration_limits(
         if floor > time_limit_seconds:
             configurations = len(batch_sizes) * runs
             errors["time_limit_seconds"] = [
-                f"measuring {configurations} configuration{'' if configurations == 1 else 's'} "
-                f"takes at least {floor:.0f} s, more than the "
-                f"limit of {time_limit_seconds} s: measure fewer batch sizes or thread counts, or allow "
-                "more time"
+                f"measuring {plural(configurations, 'configuration')} takes at least {duration(floor)}, "
+                f"more than the limit of {duration(time_limit_seconds)}: measure fewer batch sizes or thread "
+                "counts, or allow more time"
             ]
     if errors:
         raise CalibrationRefused(errors)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from advisor.api import metrics, views
+from advisor.api import docs, metrics, views
 from advisor.api.policies import IdConverter
 
 app_name = "api"
@@ -29,4 +29,5 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("redoc/redoc.standalone.js", docs.redoc_bundle, name="redoc-bundle"),
 ]

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
-from advisor.calibration.words import threads_text
 from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
+from advisor.engine.units import threads_text
 
 
 class EventSink(Protocol):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from advisor.calibration.allocator import JEMALLOC_CONF, SOURCE, TUNED_GLIBC_ENV
-from advisor.calibration.words import threads_text
+from advisor.engine.units import duration, threads_text
 
 RULE = "cpu.allocator"
 MIN_GAIN = 0.03  # below 3% less time the difference is within run-to-run noise: keep the default
@@ -92,8 +92,8 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
     measured = (
         f"at {where}, system time was {best['default_system_share']:.0%} of CPU time with glibc's default "
         f"malloc ({best['default_minor_faults_per_step']:.0f} page faults per step); with {settings} "
-        f"a step took "
-        f"{best['tuned_seconds_per_batch']:.3g} s instead of {best['default_seconds_per_batch']:.3g} s "
+        f"a step took {duration(best['tuned_seconds_per_batch'])} instead of "
+        f"{duration(best['default_seconds_per_batch'])} "
         f"({best['gain']:.0%} less time, {best['tuned_minor_faults_per_step']:.0f} page faults per step)"
     )
     if best["gain"] >= MIN_GAIN:

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.calibration.devices import physical_cores as detect_physical_cores
-from advisor.calibration.words import threads_text
 from advisor.engine.batching import BATCH_TOLERANCE, smallest_near_fastest
 from advisor.engine.rules import RULES_BY_ID
+from advisor.engine.units import duration, rate, threads_text
 
 THREADS_RULE = "cpu.threads.physical"  # the plan's rule without a profile; an old job judged by it
 THREADS_SOURCE = "W §III-F, Table I; S §5"
@@ -147,7 +147,7 @@ def _batch_verdict(batch_scaling: list[dict[str, Any]], plan: Mapping[str, Any])
         return None
     best = smallest_near_fastest(per_example)
     threads = batch_scaling[0]["threads"]
-    shown = ", ".join(f"{seconds * 1e6:,.4g} µs at {b}" for b, seconds in sorted(per_example.items()))
+    shown = ", ".join(f"{duration(seconds)} at {b}" for b, seconds in sorted(per_example.items()))
     rule = str(plan.get("batch_rule") or "batch.start")
     said = f"The plan said mini-batches of {planned} (rule {rule})"
     measured = f"the sweep measured per example, on {threads_text(threads)}: {shown}"
@@ -198,8 +198,8 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[s
     if plan_row is None:
         verdict["text"] = (
             f"{said}; this sweep did not measure {threads_text(planned)} at batch {b}, so it cannot judge "
-            "it. "
-            f"Best measured: {threads_text(best['threads'])}, {best['examples_per_second']:.0f} examples/s."
+            f"it. Best measured: {threads_text(best['threads'])}, "
+            f"{rate(best['examples_per_second'], 'examples')}."
         )
         return verdict
     margin = best["examples_per_second"] / plan_row["examples_per_second"] - 1.0
@@ -207,7 +207,7 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[s
     # Every thread count measured at this batch, once each: the plan's and the best one are among them.
     rates = {r["threads"]: r["examples_per_second"] for r in sorted(at_batch, key=lambda r: r["threads"])}
     measured = f"the sweep measured {threads_text(best['threads'])} fastest at batch {b}: " + ", ".join(
-        f"{threads_text(t)} {rate:.0f} examples/s" for t, rate in rates.items()
+        f"{threads_text(t)} {rate(per_second, 'examples')}" for t, per_second in rates.items()
     )
     if agrees:
         text = f"The measurement agrees with the plan. {said}; {measured}."

@@ -25,6 +25,7 @@ from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
 from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
+from advisor.engine.units import nbytes
 
 
 def recommend(
@@ -200,9 +201,9 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
     candidate["reasons"].append(
         reason(
             "gpu.memory",
-            f"At a mini-batch of {start} training would not fit the {name} ({usable / GB:,.3g} GB usable): "
+            f"At a mini-batch of {start} training would not fit the {name} ({nbytes(usable)} usable): "
             "the "
-            f"batch is cut to {batch} ({candidate['memory_bytes']['total'] / GB:,.3g} GB). A GPU with more "
+            f"batch is cut to {batch} ({nbytes(candidate['memory_bytes']['total'])}). A GPU with more "
             "memory would allow the larger batch.",
         )
     )
@@ -218,9 +219,9 @@ def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict
         return None
     return reason(
         "size.exceeds.memory",
-        f"Even at a mini-batch of 1 this network needs about {at_one / GB:,.4g} GB to train: more than any "
+        f"Even at a mini-batch of 1 this network needs about {nbytes(at_one)} to train: more than any "
         "GPU in "
-        f"the catalog ({largest / GPU_USABLE / GB:g} GB) and more than your {spec['hardware']['ram_gb']:g} "
+        f"the catalog ({nbytes(largest / GPU_USABLE)}) and more than your {spec['hardware']['ram_gb']:g} "
         "GB of "
         "RAM. Make the input smaller (crop, downsample, select features) or split the model over many GPUs.",
     )

@@ -8,6 +8,7 @@ from advisor.engine import families
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, LOSS_CD1, Family
 from advisor.engine.rules import reason
+from advisor.engine.units import plural
 
 INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
 INIT_FAN_IN = (
@@ -124,9 +125,15 @@ def setup(
         reason(rule, f"{'SGD' if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}{how}"),
         reason(
             "train.epochs",
-            f"Up to {epochs} passes over your {examples:,} examples"
+            f"{'' if family == 'gan' else 'Up to '}{plural(epochs, 'pass', 'passes')} over your "
+            f"{plural(examples, 'example')}"
             + (" (the published schedule)" if published is not None else "")
-            + ", stopping early when the hold-out error stops improving.",
+            + (
+                ", without early stopping: a GAN's two losses trade off rather than fall, so no hold-out "
+                "error says when it is done; judge its samples as it trains."
+                if family == "gan"
+                else ", stopping early when the hold-out error stops improving."
+            ),
         ),
     ]
     return training, reasons

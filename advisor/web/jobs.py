@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import engine
+from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
 from advisor.models import CalibrationJob, DeviceJob
 from advisor.queueing import Forecaster, Place
 from advisor.web.charts import calibration_charts
-from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
+from advisor.web.present import analytic_for, estimate_view, family_title
 
 
 def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
@@ -18,6 +19,17 @@ def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -
     try:
         return engine.memory_for(candidate, batch_size=batch_size, device=device)["total"]
     except (KeyError, ValueError):  # a stored candidate the account cannot read: show no estimate
+        return None
+
+
+def _estimated_resident(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+    """The engine's estimate of the training process's resident-set growth (CPU only), to set beside the
+    growth a CPU configuration measured."""
+    if not candidate or device != "cpu":
+        return None
+    try:
+        return engine.resident_for(candidate, batch_size=batch_size)
+    except (KeyError, ValueError):
         return None
 
 
@@ -40,11 +52,12 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "iqr": duration(result.get("iqr")),
                 "iterations": result.get("iterations"),
                 "examples_per_second": result.get("examples_per_second"),
-                "throughput": si(result.get("examples_per_second")),
+                "throughput": quantity(result.get("examples_per_second")),
                 "peak_memory": nbytes(result.get("peak_memory_bytes")),
                 "estimated_memory": nbytes(_estimated_memory(candidate, m.batch_size, device)),
+                "estimated_resident": nbytes(_estimated_resident(candidate, m.batch_size, device)),
                 "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
-                "achieved": si(result.get("achieved_flops"), "FLOP/s"),
+                "achieved": flops_rate(result.get("achieved_flops")),
                 "noisy": bool(result.get("noisy")),
                 "message": result.get("message", ""),
             }
@@ -115,6 +128,8 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "percent": round(100 * job.progress),
         "candidate": candidate,
         "family": candidate.get("family", ""),
+        "family_title": family_title(candidate.get("family", ""), candidate.get("depth")),
+        "on_cpu": job.device.kind == "cpu",  # the memory columns: a process's growth, or the CUDA allocator's
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
         "default_allocator": default_allocator_view(rows, job.estimate or {}),
@@ -127,9 +142,9 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
                 "backend": r["backend"],
                 "threads": r["threads_per_rank"],
                 "per_step": duration(r["seconds_per_step"]),
-                "throughput": si(r["examples_per_second"]),
-                "efficiency": f"{r['efficiency']:.0%}",
-                "allreduce": f"{duration(r['allreduce_seconds'])} ({r['allreduce_share']:.0%})",
+                "throughput": quantity(r["examples_per_second"]),
+                "efficiency": percent(r["efficiency"]),
+                "allreduce": f"{duration(r['allreduce_seconds'])} ({percent(r['allreduce_share'])})",
             }
             for r in summary.get("data_parallel", [])
         ],

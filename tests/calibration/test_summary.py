@@ -46,7 +46,7 @@ def test_it_names_the_fastest_configuration_per_example_and_the_scalings() -> No
     assert "did not record the plan's own count, rule cpu.threads.physical" in s["threads_rule"]["text"]
     # Each thread count once, the one it compares with included (not "2 threads ..., 2 threads ...").
     assert (
-        "fastest at batch 128: 1 thread 711 examples/s, 2 threads 1280 examples/s."
+        "fastest at batch 128: 1 thread 711 examples/s, 2 threads 1,280 examples/s."
         in s["threads_rule"]["text"]
     )
 
@@ -58,7 +58,7 @@ def test_it_says_when_the_measurement_disagrees_with_threads_equal_physical_core
     assert (rule["agrees"], rule["measured_best_threads"], rule["rule_threads"]) == (False, 1, 2)
     assert rule["margin"] == pytest.approx(0.4)
     assert "disagrees with the plan" in rule["text"] and "rule cpu.threads.physical" in rule["text"]
-    assert "1280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
+    assert "1,280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
     assert s["reasons"][0]["rule"] == "cpu.threads.physical"
 
 

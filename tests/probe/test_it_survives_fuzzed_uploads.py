@@ -18,7 +18,7 @@ from advisor.probe.learning.uploads import parse_upload
 from tests.probe.upload_strategies import FORMATS, huge_png, lying_zip, zip_bomb
 
 EXAMPLES = int(os.environ.get("UPLOAD_FUZZ_EXAMPLES", "100"))
-LIMITS = Limits()  # the defaults: 20 MiB files, 50,000 examples, 20 million values
+LIMITS = Limits()  # the defaults: 20 MB files, 50,000 examples, 20 million values
 MEMORY_BOUND = 1024 * 2**20  # peak RSS growth allowed over a whole run (the limits allow 80 MB of floats)
 
 

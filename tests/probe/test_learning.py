@@ -156,7 +156,7 @@ def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
         deep_note=None,
         expected={"method": "power_law", "examples": 48_000, "estimate": 0.97, "low": 0.96, "high": 0.98},
     )
-    assert "expected at full size (48,000 examples) 0.97 ± 0.01" in answer["text"]
+    assert "expected at full size (48,000 examples) 0.970, 90% interval 0.960\u20130.980" in answer["text"]
     notes = " ".join(answer["notes"])
     assert "overfits" in notes and "logistic regression" in notes
 
