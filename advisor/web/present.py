@@ -86,6 +86,28 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 86400:.3g} days"
 
 
+def duration_range(low: float | None, high: float | None) -> str:
+    """An interval of durations: "25-48 min" where both ends share a unit, else "50 s to 2.1 min"."""
+    a, b = duration(low), duration(high)
+    (value_a, _, unit_a), (value_b, _, unit_b) = a.partition(" "), b.partition(" ")
+    return f"{value_a}-{value_b} {unit_a}" if unit_a == unit_b else f"{a} to {b}"
+
+
+def interval_view(estimate: dict[str, Any]) -> dict[str, str]:
+    """An estimate's 90% interval as the pages write it: the factors ("x0.6 to x1.9") and each time's range
+    ("25-48 min"); empty where the estimate has none (stored before intervals)."""
+    found, per_batch = estimate.get("interval"), estimate.get("seconds_per_batch")
+    if not found or not per_batch:
+        return {}
+    low, high = found["seconds_per_batch"]
+    return {
+        "band": f"90%: x{low / per_batch:.2g} to x{high / per_batch:.2g}",
+        "per_batch_range": duration_range(*found["seconds_per_batch"]),
+        "per_epoch_range": duration_range(*found["seconds_per_epoch"]),
+        "to_train_range": duration_range(*found["seconds_to_train"]),
+    }
+
+
 def shape_text(shape: Any) -> str:
     return TIMES.join(str(v) for v in shape) if shape else "—"
 
@@ -250,6 +272,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "calibration": estimate.get("calibration"),
         "measured_at": estimate.get("measured_at"),
         "error": estimate.get("expected_error"),
+        **interval_view(estimate),
+        "correction": estimate.get("correction"),  # whether the learned correction timed it, and why
         "device": estimate.get("device"),
         "devices": estimate.get("devices") or 1,
         "scaling": _scaling_view(estimate.get("scaling")),
@@ -263,6 +287,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
             "basis": analytic.get("basis", "analytic"),
             "device": analytic.get("device"),
             "error": analytic.get("expected_error"),
+            "band": interval_view(analytic).get("band", ""),
             "name": estimate_name(analytic),
         }
         measured = estimate.get("seconds_to_train") or 0
