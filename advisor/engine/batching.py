@@ -16,7 +16,7 @@ from typing import Any
 
 from advisor.engine.candidate import rebatch
 from advisor.engine.costmodel import step_cost
-from advisor.engine.estimate import profiled_error
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.memory import memory_for
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
@@ -117,7 +117,7 @@ def profiled_batch(
     shown = ", ".join(f"{per_example_text(per_example[b])} at {b}" for b in sizes)
     text = (
         f"Train with mini-batches of {chosen}: the profile of {device} predicts {shown} per example "
-        f"(profiled, ±{profiled_error(kind):.0%})"
+        f"(profiled, 90% interval {ratio_text(ratios_for('profiled', kind))})"
         + (f" on {threads} thread{'s' if threads > 1 else ''}; " if on_cpu else "; ")
         + (
             f"{chosen} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest ({fastest}), and smaller "

@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.engine import batching, catalog
 from advisor.engine.dataflow import GB, GPU_USABLE, size_text
-from advisor.engine.estimate import PROFILED_ERROR
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
 
@@ -240,7 +240,7 @@ def profiled_threads(
     shown = ", ".join(f"{seconds * 1e3:,.3g} ms at {t}" for t, seconds in sorted(times.items()))
     text = (
         f"Train with {best} thread{'s' if best > 1 else ''}: the profile of {device} predicts {shown} per "
-        f"step at batch {batch} (profiled, ±{PROFILED_ERROR:.0%})"
+        f"step at batch {batch} (profiled, 90% interval {ratio_text(ratios_for('profiled', 'cpu'))})"
         + (
             f" (fewer threads than your {cores} cores: this network is too small to share)."
             if best < cores
