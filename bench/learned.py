@@ -16,7 +16,6 @@ table.md), default bench/results/learned_<date>_<machine>/.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.machine import describe, finish, machine_slug
+from bench.machine import describe, finish, machine_slug, write_result
 from bench.predict_grid import grid_networks
 from bench.shi2016 import reexec_with_allocator
 
@@ -180,11 +179,7 @@ def main(argv: list[str]) -> int:
         "held_out": held_out,
         "stages": [stage(calibrations[:k], held_out, candidates, profile) for k in stages],
     }
-    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = table(result)
-    (out / "table.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"written to {out}")
+    write_result(out, result, table(result))
     return 0
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import shi2016_paper
-from bench.machine import describe, finish, gpu_slug, machine_slug
+from bench.machine import describe, finish, gpu_slug, machine_slug, write_result
 from bench.predict_grid import grid_networks
 from bench.predict_runs import add_profiled, analyse, stats, thread_choice
 from bench.shi2016 import reexec_with_allocator
@@ -231,11 +231,7 @@ def main(argv: list[str]) -> int:
         "catalog_vs_shi": shi,
         "catalog_vs_shi_stats": stats([r["error"] for r in shi]) if shi else None,
     }
-    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = _table(result)
-    (out / "table.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"written to {out}")
+    write_result(out, result, _table(result))
     return 0
 
 

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.machine import write_result
+
 Key = tuple[str, int, int]
 
 
@@ -217,12 +219,7 @@ def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
         ],
     }
     result["seconds"] = time.perf_counter() - started
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = table(result)
-    (out / "table.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"written to {out}")
+    write_result(out, result, table(result))
     return result
 
 
