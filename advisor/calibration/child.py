@@ -137,7 +137,7 @@ class _Sweep:
 
     def _add_gathering(self, result: dict[str, Any], batch: int, threads: int) -> None:
         """A real epoch also gathers each shuffled batch from the data set, which measure()'s synthetic batch
-        skips (bench epoch: the mean step plus this came within 8.8% of a real epoch). The data set it gathers
+        skips (bench epoch: the step statistic plus this predicts a real epoch). The data set it gathers
         from takes at most a quarter of a memory cap; where even that does not fit, the row goes without."""
         from advisor.calibration.epoch import GATHER_CAP_BYTES
         from advisor.calibration.measure import is_out_of_memory

@@ -340,11 +340,10 @@ def measure(
         "status": "ok",
         "message": "",
         "seconds_per_batch": seconds,
-        # The mean charges every stall (preemption by other processes, page-fault storms) as a whole epoch
-        # does; on a quiet machine it equals the median. Epoch predictions on a busy machine should use it.
+        # The mean charges every stall (preemption by other processes, page-fault storms); one long stall
+        # among few steps moves it far (a 7x headline in issue 24), so the headline takes the trimmed mean
+        # (engine.robust.headline_step, chosen by bench epoch)
         "mean_seconds_per_batch": statistics.fmean(timing["samples"]),
-        # the headline's statistic (running.epoch_step_seconds, chosen by bench epoch): one stall moves
-        # the mean, not this
         "trimmed_mean_seconds_per_batch": trimmed_mean(timing["samples"]),
         "iqr": iqr,
         "iterations": len(timing["samples"]),
