@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.machine import describe, finish, machine_slug, write_result
+from bench.machine import describe, finish, machine_slug, run_header, write_result
 from bench.predict_grid import grid_networks
 from bench.shi2016 import reexec_with_allocator
 
@@ -184,11 +184,8 @@ def main(argv: list[str]) -> int:
 
 
 def table(result: dict[str, Any]) -> str:
-    m = result["machine"]
     lines = [
-        f"# bench learned on {m['machine']} ({m['cpu_model']}), allocator {m['allocator']}",
-        f"load average start {m['load_average_start']}, end {m['load_average_end']}; profile "
-        f"{result['profile']['seconds']:.1f} s; whole run {result['seconds']:.0f} s",
+        *run_header(result, "learned"),
         "",
         "| calibrations (under load) | reliable rows (unreliable left out) | correction: CV median / "
         "profile's, same rows | used | held-out rows | held-out median error: profile / gated | points worse "

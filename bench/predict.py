@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import shi2016_paper
-from bench.machine import describe, finish, gpu_slug, machine_slug, write_result
+from bench.machine import describe, finish, gpu_slug, machine_slug, run_header, write_result
 from bench.predict_grid import grid_networks
 from bench.predict_runs import add_profiled, analyse, stats, thread_choice
 from bench.shi2016 import reexec_with_allocator
@@ -236,11 +236,8 @@ def main(argv: list[str]) -> int:
 
 
 def _table(result: dict[str, Any]) -> str:
-    m = result["machine"]
     lines = [
-        f"# bench predict on {m['machine']} ({m['cpu_model']}), allocator {m['allocator']}",
-        f"load average start {m['load_average_start']}, end {m['load_average_end']}; "
-        f"profile took {result['profile']['seconds']:.1f} s; whole run {result['seconds']:.0f} s",
+        *run_header(result, "predict"),
         "",
         "| network | batch | threads | measured ms | profiled ms | error |",
         "|---|---:|---:|---:|---:|---:|",
