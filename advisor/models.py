@@ -62,6 +62,9 @@ class TimeModel(models.Model):
     networks = models.PositiveIntegerField()  # distinct networks among them
     expected_error = models.FloatField()  # 90th percentile |relative error|, leaving each network out
     median_error = models.FloatField()
+    # engine.learned.Validation: its errors and the profile's on the same rows, its 90% ratios, and whether
+    # it is used ({} in models fitted before the gate: not used until the next refit)
+    validation = models.JSONField(default=dict, blank=True)
     fitted = models.BinaryField()  # the pickled regressor: written and read by this application only
     created_at = models.DateTimeField(auto_now_add=True)
 

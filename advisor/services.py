@@ -86,7 +86,7 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     # Recommendations stored before plausibility warnings existed have none.
     payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
     if not measured_too:
-        return payload
+        return _with_intervals(payload)
     measured = latest_measured_estimates(rec)
     probed = latest_probe_estimates(rec)
     scaled = data_parallel_measurements(rec)
@@ -103,7 +103,20 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
         payload["candidates"] = candidates
     if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
         payload = engine.follow_measurement(payload, dict(measured[0]))
-    return payload
+    return _with_intervals(payload)
+
+
+def _with_intervals(payload: dict[str, Any]) -> dict[str, Any]:
+    """Every candidate's estimate with its 90% interval: estimates stored before intervals get their
+    basis's."""
+    device = str(payload["hardware_plan"].get("device", "cpu"))
+    if all("interval" in c.get("estimate", {}) for c in payload["candidates"]):
+        return payload
+    candidates = [
+        {**c, "estimate": engine.with_interval(dict(c["estimate"]), device)} if c.get("estimate") else c
+        for c in payload["candidates"]
+    ]
+    return {**payload, "candidates": candidates}
 
 
 def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
@@ -179,6 +192,31 @@ def submit_calibration(
         # A concurrent retry with the same key won the race.
         return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False
     return job, True
+
+
+def measure_again(*, owner: User, job: CalibrationJob) -> CalibrationJob:
+    """The same calibration (recommendation, candidate, device, batches, threads, limit, options) queued
+    again, as the page offers where a sweep measured unreliably; once per job (its idempotency key), so a
+    second click opens the same new job. A calibration spread over several devices is submitted again
+    through the API."""
+    if job.options.get("spread"):
+        raise CalibrationRefused(
+            {"devices": ["a calibration over several devices is submitted again by POST"]}
+        )
+    options = {k: v for k, v in job.options.items() if k != "data_parallel"}
+    again, _ = submit_calibration(
+        owner=owner,
+        recommendation=job.recommendation,
+        candidate=job.candidate,
+        device=job.device,
+        batch_sizes=list(job.batch_sizes),
+        threads=list(job.threads),
+        time_limit_seconds=job.time_limit_seconds,
+        idempotency_key=f"again-{job.pk}",
+        options=options,
+        data_parallel=list(job.options.get("data_parallel") or []),
+    )
+    return again
 
 
 def check_calibration_limits(

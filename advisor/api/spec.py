@@ -108,6 +108,18 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
     )
+    interval = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        required=False,
+        help_text="90% bounds [low, high] of seconds_per_batch, seconds_per_epoch and seconds_to_train, from "
+        "the 5th and 95th percentiles of measured / estimated over the basis's validation",
+    )
+    correction = serializers.DictField(
+        required=False,
+        help_text="profiled or predicted, on a device with a learned model: used (whether it timed this), "
+        "text (why), rows, networks, median_error (the correction's, networks left out), "
+        "profile_median_error (the profile's on the same rows)",
+    )
     scaling = serializers.DictField(
         required=False,
         help_text="only on several data-parallel devices: how the time was divided, basis 'W §III-H "

@@ -49,6 +49,27 @@ def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _doubtful(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An unreliable configuration, with why (measure()'s unreliable_reasons)."""
+    return {
+        "batch_size": row["batch_size"],
+        "threads": row["threads"],
+        "allocator": row["allocator"],
+        "seconds_per_batch": row["seconds_per_batch"],
+        "reasons": list(row.get("unreliable_reasons") or []),
+    }
+
+
+def unreliable_text(doubtful: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per unreliable configuration: which, and why."""
+    return " ".join(
+        f"Batch {d['batch_size']}, {threads_text(d['threads'])} ({d['allocator']} allocator): "
+        + "; ".join(str(r["text"]) for r in d["reasons"])
+        + "."
+        for d in doubtful
+    )
+
+
 def sweep_summary(
     results: Sequence[Mapping[str, Any]],
     *,
@@ -60,9 +81,13 @@ def sweep_summary(
     whether the measurement disagrees with the recommendation's plan. `results` are result events or flat
     rows (measure() dicts with batch_size); `plan` is plain data from the recommendation (JobPlan.recommended:
     threads, threads_basis "cores" | "profiled" | "measured", device, batch_size, batch_rule, batch_max).
-    Without it the threads are judged against the physical cores (rule cpu.threads.physical), saying so."""
+    Without it the threads are judged against the physical cores (rule cpu.threads.physical), saying so.
+    Unreliable configurations (measure()'s `unreliable`) decide nothing: they are listed in `unreliable` with
+    their reasons, and everything else is read from the reliable ones."""
     rows = _rows(results)
-    ok = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
+    measured = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
+    ok = [r for r in measured if not r.get("unreliable")]
+    doubtful = [_doubtful(r) for r in measured if r.get("unreliable")]
     oom = [
         {"batch_size": r["batch_size"], "message": r.get("message", "")} for r in rows if r["status"] == "oom"
     ]
@@ -74,6 +99,7 @@ def sweep_summary(
             "oom": oom,
             "threads_rule": None,
             "batch_rule": None,
+            "unreliable": doubtful,
             "reasons": [],
         }
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
@@ -107,10 +133,11 @@ def sweep_summary(
         "oom": oom,
         "threads_rule": None,
         "batch_rule": _batch_verdict(batch_scaling, plan or {}),
+        "unreliable": doubtful,
         "reasons": [],
     }
     if str(fastest.get("device", "cpu")).startswith("cpu"):
-        verdict = _threads_verdict(at_batch, cores, plan or {})
+        verdict = _threads_verdict(at_batch, cores, plan or {}, doubtful)
         summary["threads_rule"] = verdict
         summary["reasons"].append(_reason(verdict))
     if summary["batch_rule"] is not None:
@@ -180,7 +207,9 @@ def _plan_threads(plan: Mapping[str, Any], cores: int) -> tuple[int, str, str]:
     return int(plan["threads"]), rule, how.format(device=plan.get("device") or "this device")
 
 
-def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any]) -> dict[str, Any]:
+def _threads_verdict(
+    at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any], doubtful: list[dict[str, Any]]
+) -> dict[str, Any]:
     best = max(at_batch, key=lambda r: r["examples_per_second"])
     planned, rule, how = _plan_threads(plan, cores)
     plan_row = next((r for r in at_batch if r["threads"] == planned), None)
@@ -196,9 +225,17 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[s
         "margin": None,
     }
     if plan_row is None:
+        unsure = [d for d in doubtful if d["batch_size"] == b and d["threads"] == planned]
+        how_measured = (
+            f"this sweep's measurement of {threads_text(planned)} at batch {b} was unreliable ("
+            + "; ".join(str(r["text"]) for d in unsure for r in d["reasons"])
+            + ")"
+            if unsure
+            else f"this sweep did not measure {threads_text(planned)} at batch {b}"
+        )
         verdict["text"] = (
-            f"{said}; this sweep did not measure {threads_text(planned)} at batch {b}, so it cannot judge "
-            f"it. Best measured: {threads_text(best['threads'])}, "
+            f"{said}; {how_measured}, so it cannot judge it. "
+            f"Best measured: {threads_text(best['threads'])}, "
             f"{rate(best['examples_per_second'], 'examples')}."
         )
         return verdict

@@ -16,8 +16,8 @@ from typing import Any
 
 from advisor.engine.candidate import rebatch
 from advisor.engine.costmodel import step_cost
-from advisor.engine.estimate import profiled_error
 from advisor.engine.families import family_of
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.memory import memory_for
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
@@ -112,7 +112,7 @@ def profiled_batch(
     shown = ", ".join(f"{duration(per_example[b])} at {b}" for b in sizes)
     text = (
         f"Train with mini-batches of {chosen}: the profile of {device} predicts {shown} per example "
-        f"(profiled, ±{profiled_error(kind):.0%})"
+        f"(profiled, 90% interval {ratio_text(ratios_for('profiled', kind))})"
         + (f" on {plural(threads, 'thread')}; " if on_cpu else "; ")
         + (
             f"{chosen} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest ({fastest}), and smaller "

@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.engine import batching, catalog
 from advisor.engine.dataflow import GB, GPU_USABLE
-from advisor.engine.estimate import PROFILED_ERROR
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
 from advisor.engine.units import duration, nbytes, plural
@@ -240,7 +240,7 @@ def profiled_threads(
     shown = ", ".join(f"{duration(seconds)} at {t}" for t, seconds in sorted(times.items()))
     text = (
         f"Train with {plural(best, 'thread')}: the profile of {device} predicts {shown} per "
-        f"step at batch {batch} (profiled, ±{PROFILED_ERROR:.0%})"
+        f"step at batch {batch} (profiled, 90% interval {ratio_text(ratios_for('profiled', 'cpu'))})"
         + (
             f" (fewer threads than your {cores} cores: this network is too small to share)."
             if best < cores

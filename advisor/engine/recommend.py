@@ -18,6 +18,7 @@ from advisor.engine.estimate import (
     profiled_error,
     seconds_per_batch,
 )
+from advisor.engine.intervals import interval, ratios_for
 from advisor.engine.learned import Correction
 from advisor.engine.memory import memory_for
 from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
@@ -37,7 +38,8 @@ def recommend(
 ) -> dict[str, Any]:
     """The contract's Recommendation without `id`; raises SpecError for bad input. With the `profile` of
     `device` (a Device id), times on that kind of device come from the cost model (basis "profiled"), and
-    with the device's learned `correction` from the corrected model (basis "predicted")."""
+    with the device's learned `correction`, where it beat the profile on the device's measurements, from the
+    corrected model (basis "predicted"). Every estimate has its 90% `interval` (engine.intervals)."""
     clean = normalise(spec)
     drafts, reasons = choice.drafts(clean)
     candidates = [to_candidate(draft, clean) for draft in drafts]
@@ -151,12 +153,14 @@ def analytic(
     if profile is not None and _uses(profile, plan):
         threads = int(plan["threads"]) if plan["device"] == "cpu" else 1
         name = device or profile["processor"]
-        if correction is not None:
+        if correction is not None and correction.used:
             per_batch = correction.seconds(candidate, batch, threads, profile)
             basis, error = "predicted", correction.expected_error
-        else:
+            ratios = correction.validation["ratio_low"], correction.validation["ratio_high"]
+        else:  # no correction, or one that did not beat the profile on the device's measurements
             per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
             basis, error = "profiled", profiled_error(profile["kind"])
+            ratios = ratios_for("profiled", plan["device"])
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],
@@ -168,6 +172,7 @@ def analytic(
             device=catalog_device,
         )
         basis, error, name = "catalog", CATALOG_ERROR, catalog_device.name
+        ratios = ratios_for("catalog", plan["device"])
     result = assemble(
         per_batch=per_batch,
         batch_size=batch,
@@ -178,6 +183,9 @@ def analytic(
         basis=basis,
     )
     result["expected_error"] = error
+    result["interval"] = interval(result, ratios)
+    if correction is not None and basis != "catalog":
+        result["correction"] = correction.basis()  # which of profile and correction timed it, and why
     result["device"] = name
     return result
 

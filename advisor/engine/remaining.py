@@ -187,12 +187,15 @@ FINISH_S = 0.5
 PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25
 
 
-def after_batch(rates: dict[int, float], best: float, flat: int) -> tuple[list[int], float, int]:
+def after_batch(
+    rates: dict[int, float], best: float, flat: int, keep: frozenset[int] = frozenset()
+) -> tuple[list[int], float, int]:
     """A doubling sweep after one batch size, from its examples/s per thread count: the thread counts still
-    worth timing (within PRUNE_MARGIN of the best), the best rate so far, and how many doublings in a row
-    gained less than PLATEAU_GAIN. calibration/child.py runs its sweep by this and sweep_work plans by it."""
+    worth timing (within PRUNE_MARGIN of the best, or in `keep`: measured unreliably, so no ground to drop
+    them), the best rate so far, and how many doublings in a row gained less than PLATEAU_GAIN.
+    calibration/child.py runs its sweep by this and sweep_work plans by it."""
     top = max(rates.values())
-    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
+    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN) or t in keep]
     return active, max(best, top), flat + 1 if top < best * PLATEAU_GAIN else 0
 
 

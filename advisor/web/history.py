@@ -92,7 +92,8 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
 
 def _device_column(job: CalibrationJob) -> dict[str, Any]:
     v = job_view(job, plots=False)
-    ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"]]
+    # an unreliable configuration (contention, an imprecise median) is never shown as the fastest
+    ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"] and not r["unreliable"]]
     best = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"]) if ok else None
     device = job.device
     measured = v["measured"]

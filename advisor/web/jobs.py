@@ -59,6 +59,8 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
                 "achieved": flops_rate(result.get("achieved_flops")),
                 "noisy": bool(result.get("noisy")),
+                "unreliable": bool(result.get("unreliable")),
+                "reasons": "; ".join(str(r.get("text", "")) for r in result.get("unreliable_reasons") or []),
                 "message": result.get("message", ""),
             }
         )
@@ -134,6 +136,12 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
         "default_allocator": default_allocator_view(rows, job.estimate or {}),
         "failures": failures,
+        # unreliable configurations decide nothing; a sweep of nothing else publishes no measured time
+        "withheld": summary.get("withheld"),
+        "unreliable_count": sum(r["unreliable"] for r in rows),
+        "measure_again": job.finished
+        and not job.options.get("spread")
+        and (bool(summary.get("withheld")) or any(r["unreliable"] for r in rows)),
         "reasons": summary.get("reasons", []),
         "stop_reason": summary.get("stop_reason"),
         "data_parallel": [

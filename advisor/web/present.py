@@ -10,7 +10,7 @@ from advisor.engine.families import FAMILIES, FFN, GAN, title_of
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO
 from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import count
-from advisor.engine.units import TIMES, duration, nbytes, percent, si
+from advisor.engine.units import TIMES, duration, interval_text, nbytes, percent, ratio_interval_text, si
 from advisor.engine.units import shape as shape_text
 
 
@@ -53,6 +53,22 @@ ROW_H = 26
 WIDTH = 760
 BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
 BAR_MAX = 220
+
+
+def interval_view(estimate: dict[str, Any]) -> dict[str, str]:
+    """An estimate's 90% interval as the pages write it: the factors ("x0.6 to x1.9", with
+    multiplication signs) and each time's range ("25-48 min", with an en dash); empty where the estimate
+    has none (stored before intervals)."""
+    found, per_batch = estimate.get("interval"), estimate.get("seconds_per_batch")
+    if not found or not per_batch:
+        return {}
+    low, high = found["seconds_per_batch"]
+    return {
+        "band": f"90%: {ratio_interval_text(low / per_batch, high / per_batch)}",
+        "per_batch_range": interval_text(*found["seconds_per_batch"]),
+        "per_epoch_range": interval_text(*found["seconds_per_epoch"]),
+        "to_train_range": interval_text(*found["seconds_to_train"]),
+    }
 
 
 def _detail(layer: dict[str, Any]) -> str:
@@ -233,6 +249,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "calibration": estimate.get("calibration"),
         "measured_at": estimate.get("measured_at"),
         "error": estimate.get("expected_error"),
+        **interval_view(estimate),
+        "correction": estimate.get("correction"),  # whether the learned correction timed it, and why
         "device": estimate.get("device"),
         "devices": estimate.get("devices") or 1,
         "scaling": _scaling_view(estimate.get("scaling")),
@@ -246,6 +264,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
             "basis": analytic.get("basis", "catalog"),
             "device": analytic.get("device"),
             "error": analytic.get("expected_error"),
+            "band": interval_view(analytic).get("band", ""),
             "name": estimate_name(analytic),
         }
         measured = estimate.get("seconds_to_train") or 0

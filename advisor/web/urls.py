@@ -11,6 +11,7 @@ urlpatterns = [
     path("recommendations/<int:pk>/calibrate/", views.calibrate, name="calibrate"),
     path("calibrations/<int:pk>/", views.calibration, name="calibration"),
     path("calibrations/<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("calibrations/<int:pk>/again/", views.measure_again, name="measure-again"),
     path("rules/", views.rules, name="rules"),
     path("history/", history.history, name="history"),
     path("history/calibrations/", history.calibration_history, name="calibration-history"),

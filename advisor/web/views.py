@@ -144,6 +144,23 @@ def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return HttpResponseStopPolling(response.content) if job.status in CalibrationJob.FINISHED else response
 
 
+@require_POST
+@login_required
+def measure_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """The same calibration queued again (offered where a sweep measured unreliably): its new page, or this
+    one with the reason it was refused."""
+    job = queries.calibration_for(request.user, pk)
+    if job is None:
+        raise Http404("no such calibration")
+    try:
+        again = services.measure_again(owner=signed_in(request.user), job=job)
+    except services.CalibrationRefused as exc:
+        message = "; ".join(m for messages in exc.errors.values() for m in messages)
+        context = {"job": job, "v": job_view(job), "message": f"Not queued: {message}"}
+        return render(request, "advisor/calibration.html", context, status=400)
+    return redirect("calibration", pk=again.pk)
+
+
 @require_GET
 @login_required
 def rules(request: HttpRequest) -> HttpResponse:

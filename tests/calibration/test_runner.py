@@ -51,11 +51,40 @@ def test_it_sweeps_batches_and_threads_in_a_child_and_relays_each_result() -> No
     progress = rec.of("progress")
     assert progress[0]["done"] == 0 and progress[-1]["done"] == progress[-1]["total"] == 4
     assert "batch 8, 1 thread: timing" in [p["step"] for p in progress]
-    assert summary["fastest"]["seconds_per_example"] == min(
-        e["result"]["seconds_per_batch"] / e["batch_size"] for e in results
+    # two steps pin no median: every configuration is unreliable, says why, and decides nothing
+    assert all(e["result"]["unreliable"] for e in results)
+    assert all("interval" in [r["code"] for r in e["result"]["unreliable_reasons"]] for e in results)
+    assert [(d["batch_size"], d["threads"]) for d in summary["unreliable"]] == [
+        (8, 1),
+        (8, 2),
+        (16, 1),
+        (16, 2),
+    ]
+    assert summary["fastest"] is None and summary["threads_rule"] is None and summary["thread_scaling"] == []
+
+
+def test_it_sums_up_the_reliable_configurations_only() -> None:
+    """Timed until their medians are pinned (or 0.6 s each): whichever configurations the machine let be
+    reliable make the summary; the others are listed with their reasons."""
+    rec = Recorder()
+    plan = JobPlan(
+        C.ffn(), batch_sizes=[8], threads=[1, 2], allocator="default", min_iterations=5, min_seconds=0.1
     )
-    assert {r["threads"] for r in summary["thread_scaling"]} == {1, 2}
-    assert summary["threads_rule"]["rule"] == "cpu.threads.physical"
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    results = rec.of("result")
+    reliable = [e for e in results if not e["result"]["unreliable"]]
+    doubtful = [e["threads"] for e in results if e["result"]["unreliable"]]
+    assert [d["threads"] for d in summary["unreliable"]] == doubtful
+    assert all(d["reasons"] for d in summary["unreliable"])
+    assert {r["threads"] for r in summary["thread_scaling"]} == {e["threads"] for e in reliable}
+    if reliable:
+        assert summary["fastest"]["seconds_per_example"] == min(
+            e["result"]["seconds_per_batch"] / e["batch_size"] for e in reliable
+        )
+        assert summary["threads_rule"]["rule"] == "cpu.threads.physical"
+    else:
+        assert summary["fastest"] is None
 
 
 def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
