@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ class ProbeSplit:
     demo: str | None = None  # a bundled data set the sample copies
     score: float | None = None  # its held-out score for this candidate
     metric: str | None = None
+    seed: int = 0  # the probe's: its split and its initial weights
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,20 @@ class Download:
         return f"Candidate {self.index + 1}{where}"
 
 
+# A download's train.py run as its user runs it, in a process that cannot import the advisor: `python -I` puts
+# neither PYTHONPATH, the user's site-packages nor the current directory on the path, so the download's folder
+# (the current directory) is put there by hand, for `from model import BUILDERS`.
+_RUN = (
+    "import runpy, sys; sys.path.insert(0, '.'); sys.argv[0] = 'train.py'; "
+    "runpy.run_path('train.py', run_name='__main__')"
+)
+
+
+def isolated(argv: list[str]) -> list[str]:
+    """The command running train.py (in the current directory) with `argv`, without the advisor."""
+    return [sys.executable, "-I", "-c", _RUN, *argv]
+
+
 def allocator_for(download: Download) -> tuple[dict[str, str], str]:
     """The environment train.py starts with on a CPU, and why: what a calibration measured faster, else the
     rule's advice where the plan gives it (not measured: no environment), else nothing."""
@@ -92,6 +108,30 @@ def allocator_for(download: Download) -> tuple[dict[str, str], str]:
             "CPU measures whether it helps. glibc's default allocator is kept."
         )
     return {}, ""
+
+
+def probe_split(
+    results: Mapping[str, Any], *, probe: int, role: str, sample: str, label_column: str, demo: str | None
+) -> ProbeSplit:
+    """What a probe's stored `results` (ProbeJob.results) say about the candidate it trained as `role`."""
+    split = results.get("split") or {}
+    indices = split.get("indices") or None
+    examples = (split.get("sample") or {}).get("examples")
+    if examples is None:
+        examples = sum(len(v) for v in (indices or {}).values())
+    run = results.get(role) or {}
+    return ProbeSplit(
+        probe=probe,
+        role=role,
+        indices=indices,
+        examples=int(examples),
+        sample=sample,
+        label_column=label_column,
+        demo=demo,
+        score=run.get("score"),
+        metric=(results.get("baseline") or {}).get("metric"),
+        seed=int(split.get("seed") or 0),
+    )
 
 
 def split_json(probe: ProbeSplit) -> str:
@@ -122,6 +162,7 @@ def files(download: Download) -> dict[str, str]:
             env_why=env_why,
             label_column=label,
             split_note=split_note,
+            seed=probe.seed if probe is not None else 0,
         ),
         "README.md": readme(download, env),
     }
@@ -132,8 +173,8 @@ def files(download: Download) -> dict[str, str]:
 
 def folder_name(download: Download) -> str:
     rec = download.recommendation.get("id")
-    family = family_of(download.candidate).key
-    return f"{'recommendation-' + str(rec) + '-' if rec is not None else ''}candidate-{download.index + 1}-{family}"
+    name = f"candidate-{download.index + 1}-{family_of(download.candidate).key}"
+    return name if rec is None else f"recommendation-{rec}-{name}"
 
 
 def zip_bytes(found: Mapping[str, str], folder: str) -> bytes:
@@ -193,7 +234,7 @@ def readme(download: Download, env: Mapping[str, str]) -> str:
         if probe.demo:
             lines += [
                 "",
-                f"The sample is scikit-learn's bundled {probe.demo!r} data set; write it as an NPZ file with:",
+                f"The sample is scikit-learn's bundled {probe.demo!r} data set; this writes it as an NPZ:",
                 "",
                 "```sh",
                 f'python -c "{demo_command(probe.demo)}"',

@@ -206,4 +206,3 @@ if __name__ == "__main__":
     )
     sections = [d.text for d in pieces] + builders + [tail]
     return source.module(head, source.import_block(imports), sections)
-

@@ -24,8 +24,11 @@ PIECES = Path(__file__).resolve().parent / "pieces"
 PACKAGE = "advisor.export.pieces"
 # The pieces in the order a file lists their definitions: a name must be defined before a module-level
 # statement uses it (a type alias, a dataclass's base); functions may use what comes later.
-ORDER = ("layers", "setup", "data", "fit", "contrastive", "backprop", "pretrained")
-ORDER += ("adversarial", "variational", "main")
+ORDER = (
+    *("layers", "setup", "data", "fit"),
+    *("contrastive", "backprop", "pretrained", "adversarial", "variational"),
+    "main",
+)
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,9 @@ def piece(name: str) -> Piece:
             source = (node.module or "").rsplit(".", 1)[1]
             links |= {a.asname or a.name: (source, a.name) for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            imports |= {a.asname or a.name: Import(node.module or "", a.name, a.asname or a.name) for a in node.names}
+            imports |= {
+                a.asname or a.name: Import(node.module or "", a.name, a.asname or a.name) for a in node.names
+            }
         elif isinstance(node, ast.Import):
             for a in node.names:
                 alias = a.asname or a.name.split(".")[0]
@@ -129,7 +134,9 @@ def assemble(
                 imports[used] = p.imports[used]
             elif any(used in d.names for d in p.definitions):
                 todo.append((where, used))
-    chosen = sorted({id(d): d for d in found.values()}.values(), key=lambda d: (ORDER.index(d.piece), d.position))
+    chosen = sorted(
+        {id(d): d for d in found.values()}.values(), key=lambda d: (ORDER.index(d.piece), d.position)
+    )
     seen: dict[str, str] = {}
     for d in chosen:
         for bound in d.names:
@@ -233,9 +240,13 @@ def docstring(text: str, indent: str = "") -> str:
             wrapped.append(paragraph)
         elif paragraph.startswith("- "):  # a list item: its lines hang under its first
             text = " ".join(paragraph.split())
-            wrapped.append("\n".join(textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)))
+            wrapped.append(
+                "\n".join(textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False))
+            )
         else:
-            wrapped.append("\n".join(textwrap.wrap(" ".join(paragraph.split()), width, break_on_hyphens=False)))
+            wrapped.append(
+                "\n".join(textwrap.wrap(" ".join(paragraph.split()), width, break_on_hyphens=False))
+            )
     body = "\n\n".join(wrapped).replace('"""', "'''")
     if "\n" not in body:
         return f'{indent}"""{body}"""'

@@ -131,6 +131,7 @@ def settings(
     *,
     label_column: str,
     split_note: str,
+    seed: int = SEED,
 ) -> list[Setting]:
     """Config's fields in order, each with the rule (or the reason) that chose its value."""
     io, training = candidate["io"], candidate["training"]
@@ -177,8 +178,14 @@ def settings(
         ),
         Setting("optimizer", str(training["optimizer"]), said(optimiser)),
         Setting("learning_rate", float(training["learning_rate"]), said(optimiser)),
-        Setting("momentum", None if momentum is None else float(momentum), said(optimiser) if momentum else ""),
-        Setting("betas", None if betas is None else tuple(float(b) for b in betas), said(optimiser) if betas else ""),
+        Setting(
+            "momentum", None if momentum is None else float(momentum), said(optimiser) if momentum else ""
+        ),
+        Setting(
+            "betas",
+            None if betas is None else tuple(float(b) for b in betas),
+            said(optimiser) if betas else "",
+        ),
         Setting("epochs", int(training["epochs"]), said(find(reasons, "train.epochs"))),
         Setting("examples", int(spec["data"]["examples"]), "the data size the recommendation was made for"),
         Setting("loss", str(training["loss"]), goal_loss.get(str(training["loss"]), "")),
@@ -212,7 +219,7 @@ def settings(
             + " The validation split picks the epoch; the test split, never trained on, gives the score.",
         ),
         Setting("test_share", TEST_SHARE),
-        Setting("seed", SEED),
+        Setting("seed", seed, "the probe's: its split and its first weights" if seed != SEED else ""),
     ]
 
 
@@ -241,6 +248,7 @@ def train_file(
     env_why: str,
     label_column: str,
     split_note: str,
+    seed: int = SEED,
 ) -> str:
     loop = loop_of(candidate)
     imports, pieces = source.assemble(
@@ -259,12 +267,12 @@ def train_file(
     )
     if env:
         doc += " On a CPU, start it with the allocator environment above (ALLOCATOR says why)."
-    items = settings(candidate, spec, plan, label_column=label_column, split_note=split_note)
+    items = settings(candidate, spec, plan, label_column=label_column, split_note=split_note, seed=seed)
     sections = [
         config.text,
         config_block(items),
         allocator_block(env, env_why),
         *rest,
-        "if __name__ == \"__main__\":\n    main(CONFIG, ALLOCATOR)",
+        'if __name__ == "__main__":\n    main(CONFIG, ALLOCATOR)',
     ]
     return source.module(source.docstring(doc), source.import_block(imports), sections)
