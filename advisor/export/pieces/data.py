@@ -193,8 +193,8 @@ ADAM7 = (
 
 
 def read_png(blob: bytes) -> np.ndarray:
-    """A PNG image as 8-bit levels: [H, W] grey (colour types 0, 4) or [H, W, 3] colour,
-    the alpha channel dropped, 16-bit samples cut to 8 bits as Pillow does."""
+    """A PNG image as 8-bit levels, as Pillow gives it: [H, W] grey (colour types 0, 4)
+    or [H, W, 3] colour, the alpha channel dropped, 16-bit samples cut to 8 bits."""
     chunks: dict[bytes, bytes] = {}
     at = len(PNG_SIGNATURE)
     while at + 8 <= len(blob):
@@ -228,6 +228,8 @@ def read_png(blob: bytes) -> np.ndarray:
     else:
         levels = samples * (255 // (2**depth - 1))  # 1, 2 or 4 bits spread over 0..255
     levels = levels.astype(np.uint8)
+    if colour == 4 and depth == 16:  # Pillow opens 16-bit grey with alpha as colour
+        return np.repeat(levels[:, :, :1], 3, axis=2)
     return levels[:, :, 0] if colour in (0, 4) else levels[:, :, :3]
 
 
