@@ -11,7 +11,7 @@ lists). A new kind outside torch.nn needs its entry here and its class in the pi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.families import family_of
@@ -39,22 +39,50 @@ class Kind:
     positional: tuple[str, ...] = ()  # arguments written by position, in this order
     piece: str | None = None  # the class model.py writes out for it; None: torch.nn's own
     wrap: str | None = None  # a piece class around the torch.nn layer
-    render: Callable[[Mapping[str, Any], Shape, set[str]], Call] | None = None  # a container's call
+    parts: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # a container's layer lists by name
+    title: str = ""  # a container's, for its function's docstring
 
 
-def _residual(args: Mapping[str, Any], shape: Shape, used: set[str]) -> Call:
-    """Residual(body, shortcut): the shortcut left out where it is the identity (no layers)."""
-    parts = [sequence(args["body"], shape, used)]
-    if args.get("shortcut"):
-        parts.append(sequence(args["shortcut"], shape, used))
-    return Call("Residual", [*parts])
+@dataclass
+class Writing:
+    """What writing one model.py collects: the piece classes it uses, and a function per container."""
+
+    role: str
+    used: set[str] = field(default_factory=set)
+    helpers: list[str] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+
+    def helper(self, name: str, kind: Kind, layer: Layer, shape: Shape, out: Shape | None) -> Call:
+        """A container (a ResNet block, an inception block) as a function of its own, each of its layer
+        lists a named `seq`, so that its layers read at the indentation of the network's own."""
+        assert kind.parts is not None and kind.piece is not None
+        func = f"{self.role}_{name}"
+        while func in self.names:  # a block nested in another of the same name
+            func += "_"
+        self.names.add(func)
+        args = dict(layer.get("args") or {})
+        parts = kind.parts(args)
+        lines = [f"def {func}() -> {kind.piece}:"]
+        where = shape_text(shape) + ("" if out is None else f" -> {shape_text(out)}")
+        lines.append(source.docstring(f"{kind.title}: {where}.", source.INDENT))
+        for var, layers in parts.items():
+            if isinstance(layers, list):
+                lines += sequence(layers, shape, self).lines(source.INDENT, lead=f"{var} = ")
+        given = [var if isinstance(v, list) else f"{var}={literal(v)}" for var, v in parts.items()]
+        lines.append(f"{source.INDENT}return {kind.piece}({', '.join(given)})")
+        self.helpers.append("\n".join(lines))
+        return Call(func, [])
 
 
-def _concat(args: Mapping[str, Any], shape: Shape, used: set[str]) -> Call:
-    branches: list[str | Call] = [sequence(branch, shape, used) for branch in args["branches"]]
-    if int(args.get("dim", 1)) != 1:
-        branches.append(f"dim={int(args['dim'])}")
-    return Call("Concat", branches)
+def _residual(args: Mapping[str, Any]) -> dict[str, Any]:
+    """body, and the shortcut where it is not the identity (no layers)."""
+    shortcut = args.get("shortcut") or []
+    return {"body": list(args["body"]), **({"shortcut": list(shortcut)} if shortcut else {})}
+
+
+def _concat(args: Mapping[str, Any]) -> dict[str, Any]:
+    branches: dict[str, Any] = {f"branch{i}": list(b) for i, b in enumerate(args["branches"], 1)}
+    return branches | ({"dim": int(args["dim"])} if int(args.get("dim", 1)) != 1 else {})
 
 
 RECURRENT = ("input_size", "hidden_size")
@@ -83,8 +111,10 @@ KINDS: dict[str, Kind] = {
     "Reshape": Kind("reshape", ("shape",), piece="Reshape"),
     "LastStep": Kind("last", piece="LastStep"),
     "RBM": Kind("rbm", ("visible", "hidden"), piece="RBM"),
-    "Residual": Kind("block", piece="Residual", render=_residual),
-    "Concat": Kind("inception", piece="Concat", render=_concat),
+    "Residual": Kind("block", piece="Residual", parts=_residual, title="A residual block"),
+    "Concat": Kind(
+        "inception", piece="Concat", parts=_concat, title="An inception block, its branches joined"
+    ),
 }
 
 ROLES = {
@@ -102,55 +132,54 @@ def kind_of(name: str) -> Kind:
     return KINDS.get(name) or Kind(name.lower())
 
 
-def layer_call(layer: Layer, shape: Shape, used: set[str]) -> Call:
-    """One layer's constructor; `used` collects the piece classes model.py must write out."""
-    kind = kind_of(str(layer["kind"]))
+def layer_call(layer: Layer, kind: Kind) -> Call:
+    """One layer's constructor."""
     args = dict(layer.get("args") or {})
-    if kind.piece is not None:
-        used.add(kind.piece)
-    if kind.render is not None:
-        return kind.render(args, shape, used)
     written: list[str | Call] = []
     for name in kind.positional:
         if name not in args:
             break
         written.append(literal(args.pop(name)))
     written += [f"{k}={literal(v)}" for k, v in args.items()]
-    func = kind.piece or f"nn.{layer['kind']}"
-    call = Call(func, written)
-    if kind.wrap is not None:
-        used.add(kind.wrap)
-        call = Call(kind.wrap, [call])
-    return call
+    call = Call(kind.piece or f"nn.{layer['kind']}", written)
+    return call if kind.wrap is None else Call(kind.wrap, [call])
 
 
 def shape_text(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def sequence(layers: Sequence[Layer], shape: Shape, used: set[str]) -> Call:
+def sequence(layers: Sequence[Layer], shape: Shape, writing: Writing) -> Call:
     """`seq((name, layer), ...)`: the layers named by kind and count, each with the shape it gives."""
-    used.add("seq")
+    writing.used.add("seq")
     numbers: dict[str, int] = {}
     entries: list[str | Call] = []
     comments: list[str] = []
     current: Shape | None = shape
     for layer in layers:
-        prefix = kind_of(str(layer["kind"])).prefix
-        numbers[prefix] = numbers.get(prefix, 0) + 1
-        call = layer_call(layer, current or (), used)
-        entries.append(Call("", [literal(f"{prefix}{numbers[prefix]}"), call]))
-        current = _after(layer, current)
+        kind = kind_of(str(layer["kind"]))
+        writing.used |= {k for k in (kind.piece, kind.wrap) if k is not None}
+        numbers[kind.prefix] = numbers.get(kind.prefix, 0) + 1
+        name = f"{kind.prefix}{numbers[kind.prefix]}"
+        after = _after(layer, current)
+        if kind.parts is not None:
+            call = writing.helper(name, kind, layer, current or (), after)
+        else:
+            call = layer_call(layer, kind)
+        entries.append(Call("", [literal(name), call]))
+        current = after
         comments.append("" if current is None else shape_text(current))
     return Call("seq", entries, comments)
 
 
 def _after(layer: Layer, shape: Shape | None) -> Shape | None:
     """The shape a layer gives, where the engine counts its kind."""
-    if shape is None:
-        return None
+    return None if shape is None else _through([layer], shape)
+
+
+def _through(layers: Sequence[Layer], shape: Shape) -> Shape | None:
     try:
-        return count([dict(layer)], shape).shape
+        return count([dict(layer) for layer in layers], shape).shape
     except (ValueError, KeyError):
         return None
 
@@ -160,20 +189,25 @@ def model_file(candidate: Mapping[str, Any], title: str) -> str:
     used: set[str] = set()
     builders = []
     for role, layers in candidate["networks"].items():
+        writing = Writing(role)
         shape = network_input(candidate, role)
-        out = count([dict(layer) for layer in layers], shape).shape
-        body = sequence(layers, shape, used)
-        doc = f"{ROLES.get(role, role)}: {shape_text(shape)} -> {shape_text(out)}."
+        body = sequence(layers, shape, writing)
+        out = _through(layers, shape)
+        doc = f"{ROLES.get(role, role)}: {shape_text(shape)}" + (
+            "" if out is None else f" -> {shape_text(out)}"
+        )
         lines = [
             f"def build_{role}() -> nn.Sequential:",
-            source.docstring(doc, source.INDENT),
+            source.docstring(doc + ".", source.INDENT),
             *body.lines(source.INDENT, lead="return "),
         ]
-        builders.append("\n".join(lines))
+        builders += [*writing.helpers, "\n".join(lines)]
+        used |= writing.used
     roles = ", ".join(f'"{role}": build_{role}' for role in candidate["networks"])
     imports, pieces = source.assemble(("layers", name) for name in sorted(used))
     parameters = int(candidate["parameters"])
     family = family_of(candidate)
+    published = f" ({candidate['published']})" if candidate.get("published") else ""
     tail = f'''BUILDERS = {{{roles}}}
 PARAMETERS = {parameters}  # all networks together: build() makes exactly this many
 
@@ -199,7 +233,7 @@ if __name__ == "__main__":
     ]
     reasons = "".join(f"\n\n- {r['rule']}: {r['text']} [{r.get('source', '')}]" for r in why)
     head = source.docstring(
-        f"{title}: the {family.title} as torch.nn code, {parameters:,} parameters in all."
+        f"{title}: the {family.title}{published} as torch.nn code, {parameters:,} parameters in all."
         "\n\nbuild() returns each network by its role; `python model.py` counts their parameters. The "
         "shape each layer gives is written beside it (per example, without the batch dimension)."
         + (f"\n\nWhy these networks:{reasons}" if reasons else "")

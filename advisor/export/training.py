@@ -40,6 +40,7 @@ class Loop:
     piece: str  # the piece with check_shapes, make_step, make_evaluate and synthetic_batch
     output: str  # the role whose output the loss compares (Config.output_shape, sigmoid_output)
     text: str  # what one update does, for train.py's docstring
+    scored: bool = True  # False: no held-out score to stop on (every epoch runs)
 
 
 LOOPS: dict[Step, Loop] = {
@@ -48,6 +49,7 @@ LOOPS: dict[Step, Loop] = {
         "adversarial",
         DISCRIMINATOR,
         "the discriminator on real and generated examples, then the generator through it (as DCGAN)",
+        scored=False,
     ),
     VARIATIONAL: Loop(
         "variational", DECODER, "encoder, a reparameterised sample of the code, decoder: the negative ELBO"
@@ -59,6 +61,14 @@ LOOPS: dict[Step, Loop] = {
         "CD-1 pre-training on every RBM of the stack, then one fine-tuning step through the stack and "
         "its classifier, on the same mini-batch",
     ),
+}
+# What train.py calls each piece it copies (the family's own loop: its Loop's text).
+SECTIONS = {
+    "setup": "the set-up: initial weights, optimiser, early stopping, device and threads",
+    "data": "the data: reading the probe's formats, the split, the scaling",
+    "fit": "the epoch loop: mini-batches, validation, the best epoch",
+    "contrastive": "contrastive divergence (CD-1)",
+    "main": "the command line",
 }
 # The loop pieces define the same four functions; main's imports of them are pointed at the candidate's.
 LOOP_INTERFACE = "backprop"
@@ -111,17 +121,32 @@ def find(reasons: Sequence[Reason], *rules: str) -> Reason | None:
     return None
 
 
-def said(r: Reason | None, fallback: str = "") -> str:
-    if r is None:
-        return fallback
-    return f"{r['rule']}: {r.get('text', '')} [{r.get('source', '')}]"
-
-
 @dataclass(frozen=True)
 class Setting:
     field: str
     value: object
-    why: str = ""
+    rule: Reason | None = None  # the rule that chose the value
+    note: str = ""  # what else to say
+
+    def comment(self, said: set[str]) -> str:
+        """The rule in full the first time (`said` collects them), by its id after that, then the note."""
+        if self.rule is None:
+            return self.note
+        rule = str(self.rule["rule"])
+        if rule in said:
+            text = f"{rule}, as above."
+        else:
+            said.add(rule)
+            text = f"{rule}: {self.rule.get('text', '')} [{self.rule.get('source', '')}]"
+        return f"{text} {self.note}".strip()
+
+
+EARLY_STOPPING = (
+    "Early stopping: no better validation score, nor a validation loss 1% and 0.01 lower, for 20 epochs "
+    "(Prechelt 1998); the best epoch's weights are kept."
+)
+NO_EARLY_STOPPING = "Without a held-out score to stop on, every epoch runs."
+SPLIT = "The validation split picks the epoch; the test split, never trained on, gives the score."
 
 
 def settings(
@@ -149,82 +174,69 @@ def settings(
     gpu = plan.get("device") == "gpu"
     optimiser = find(reasons, "train.optimizer*")
     momentum, betas = training.get("momentum"), training.get("betas")
-    goal_loss = {"cross_entropy": "cross-entropy over the classes", "mse": "mean squared error"}
+    capped = training.get("init") == "uniform_fan_in"
+    losses = {"cross_entropy": "cross-entropy over the classes", "mse": "mean squared error"}
     unsupervised = io.get("target") in ("input", "none")
+    epochs = find(reasons, "train.epochs")
     return [
-        Setting("family", family.key, f"a {family.title}; one update: {loop.text}"),
-        Setting("input_shape", tuple(io["input_shape"]), "one example"),
+        Setting("family", family.key, note=f"a {family.title}; one update: {loop.text}"),
+        Setting("input_shape", tuple(io["input_shape"]), note="one example"),
         Setting("input_dtype", io.get("input_dtype") or "float32"),
         Setting("vocab_size", io.get("vocab_size")),
         Setting("target", io.get("target") or "class"),
-        Setting("output_shape", output_shape(candidate, loop.output), f"the {loop.output}'s output"),
+        Setting("output_shape", output_shape(candidate, loop.output), note=f"the {loop.output}'s output"),
         Setting("latent_size", io.get("latent_size")),
         Setting("sigmoid_output", _ends_in(candidate, sigmoid_role, "Sigmoid")),
-        Setting("inputs", scaling, scaling_why),
-        Setting("next_step", next_step, "sequences generated step by step" if next_step else ""),
-        Setting("label_column", "" if unsupervised else label_column, split_note if label_column else ""),
+        Setting("inputs", scaling, note=scaling_why),
+        Setting("next_step", next_step, note="sequences generated step by step" if next_step else ""),
+        Setting(
+            "label_column", "" if unsupervised else label_column, note=split_note if label_column else ""
+        ),
         Setting(
             "batch_size",
             int(training["batch_size"]),
-            said(find(reasons, "plan.measured", "batch.profiled", "gpu.memory", "batch.start")),
+            find(reasons, "plan.measured", "batch.profiled", "gpu.memory", "batch.start"),
         ),
-        Setting("init_scale", float(training["init_scale"]), said(find(reasons, "init.rbm", "init.small"))),
+        Setting("init_scale", float(training["init_scale"]), find(reasons, "init.rbm", "init.small")),
         Setting(
             "fan_in_cap",
-            training.get("init") == "uniform_fan_in",
-            "training.init uniform_fan_in: at most 1/sqrt(fan-in) (LeCun et al. 1998)"
-            if training.get("init") == "uniform_fan_in"
-            else "",
+            capped,
+            note="training.init uniform_fan_in: at most 1/sqrt(fan-in)" if capped else "",
         ),
-        Setting("optimizer", str(training["optimizer"]), said(optimiser)),
-        Setting("learning_rate", float(training["learning_rate"]), said(optimiser)),
+        Setting("optimizer", str(training["optimizer"]), optimiser),
+        Setting("learning_rate", float(training["learning_rate"]), optimiser),
+        Setting("momentum", None if momentum is None else float(momentum), optimiser if momentum else None),
+        Setting("betas", None if betas is None else tuple(map(float, betas)), optimiser if betas else None),
+        Setting("epochs", int(training["epochs"]), epochs),
         Setting(
-            "momentum", None if momentum is None else float(momentum), said(optimiser) if momentum else ""
+            "examples", int(spec["data"]["examples"]), note="the data size the recommendation was made for"
         ),
-        Setting(
-            "betas",
-            None if betas is None else tuple(float(b) for b in betas),
-            said(optimiser) if betas else "",
-        ),
-        Setting("epochs", int(training["epochs"]), said(find(reasons, "train.epochs"))),
-        Setting("examples", int(spec["data"]["examples"]), "the data size the recommendation was made for"),
-        Setting("loss", str(training["loss"]), goal_loss.get(str(training["loss"]), "")),
+        Setting("loss", str(training["loss"]), note=losses.get(str(training["loss"]), "")),
         Setting(
             "device",
             "cuda" if gpu else "cpu",
-            said(find(plan_reasons, "gpu.prefer", "gpu.memory")) if gpu else "the plan's: a CPU",
+            find(plan_reasons, "gpu.prefer", "gpu.memory") if gpu else None,
+            "" if gpu else "the plan's: a CPU",
         ),
         Setting(
             "threads",
             int(plan.get("threads") or 1),
-            said(find(plan_reasons, "plan.measured", "cpu.threads.profiled", "cpu.threads.physical")),
+            find(plan_reasons, "plan.measured", "cpu.threads.profiled", "cpu.threads.physical"),
         ),
-        Setting(
-            "patience",
-            PATIENCE,
-            said(
-                find(reasons, "train.epochs"),
-                "early stopping",
-            )
-            + " Stopping: no better validation score, nor a loss 1% and 0.01 lower, for 20 epochs "
-            "(Prechelt 1998).",
-        ),
+        Setting("patience", PATIENCE, epochs, EARLY_STOPPING if loop.scored else NO_EARLY_STOPPING),
         Setting("min_gain", MIN_GAIN),
         Setting("min_delta", MIN_DELTA),
         Setting("max_epochs", MAX_EPOCHS),
-        Setting(
-            "validation_share",
-            VALIDATION_SHARE,
-            said(find(reasons, "net.shallow.validate"), "careful validation")
-            + " The validation split picks the epoch; the test split, never trained on, gives the score.",
-        ),
+        Setting("validation_share", VALIDATION_SHARE, find(reasons, "net.shallow.validate"), SPLIT),
         Setting("test_share", TEST_SHARE),
-        Setting("seed", seed, "the probe's: its split and its first weights" if seed != SEED else ""),
+        Setting("seed", seed, note="the probe's: its split and its first weights" if seed != SEED else ""),
     ]
 
 
 def config_block(items: Sequence[Setting]) -> str:
-    call = Call("Config", [f"{s.field}={literal(s.value)}" for s in items], [s.why for s in items])
+    said: set[str] = set()
+    comments = [s.comment(said) for s in items]
+    call = Call("Config", [f"{s.field}={literal(s.value)}" for s in items], comments)
     return "\n".join(call.lines("", lead="CONFIG = "))
 
 
@@ -255,7 +267,12 @@ def train_file(
         [("main", "main")], swap={LOOP_INTERFACE: loop.piece}, elsewhere={"layers": "model"}
     )
     config = next(d for d in pieces if "Config" in d.names)
-    rest = [d.text for d in pieces if d is not config]
+    rest, current = [], ""
+    for d in pieces:
+        if d is not config:
+            title = f"the training step ({loop.piece})" if d.piece == loop.piece else SECTIONS[d.piece]
+            rest.append(d.text if d.piece == current else f"# --- {title}\n{d.text}")
+            current = d.piece
     run = " ".join(f"{k}={v}" for k, v in env.items())
     start = f"{run} python train.py" if run else "python train.py"
     doc = (

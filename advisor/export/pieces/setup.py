@@ -38,9 +38,7 @@ class Config:
     learning_rate: float
     momentum: float | None
     betas: tuple[float, float] | None
-    epochs: (
-        int  # passes over `examples` examples, as updates (smaller data: more epochs)
-    )
+    epochs: int  # over `examples` examples: smaller data gets as many updates
     examples: int  # the data size the set-up was recommended for
     loss: str
     device: str  # "cpu" or "cuda"
