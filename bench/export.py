@@ -78,7 +78,9 @@ def run_download(download: export.Download, data: Path, folder: Path, threads: i
     return {**report, "wall_seconds": round(time.monotonic() - started, 2)}
 
 
-def evaluate(seed: int, threads: int, budget: float, workdir: Path) -> list[dict[str, Any]]:
+def evaluate(
+    seed: int, threads: int, budget: float, workdir: Path, train_threads: int
+) -> list[dict[str, Any]]:
     import torch
 
     torch.set_num_threads(threads)
@@ -99,7 +101,7 @@ def evaluate(seed: int, threads: int, budget: float, workdir: Path) -> list[dict
             continue
         split = export.probe_split(results, probe=seed, role=role, sample=name, label_column="", demo=name)
         download = export.Download(rec, index, probe=split)
-        got = run_download(download, data, workdir / f"seed{seed}-{role}", threads)
+        got = run_download(download, data, workdir / f"seed{seed}-{role}", train_threads)
         rows.append(
             {
                 "seed": seed,
@@ -144,7 +146,8 @@ def _run(row: dict[str, Any], who: str) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench export", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="probe seeds (each its own split)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads, probe and train.py alike")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the probe (a worker's: 1)")
+    parser.add_argument("--train-threads", type=int, default=None, help="train.py's (default: --threads)")
     parser.add_argument("--budget", type=float, default=300.0, help="the probe's time limit, seconds")
     parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
     args = parser.parse_args(argv)
@@ -155,7 +158,7 @@ def main(argv: list[str]) -> int:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seeds):
-            rows += evaluate(seed, args.threads, args.budget, Path(tmp))
+            rows += evaluate(seed, args.threads, args.budget, Path(tmp), args.train_threads or args.threads)
     text = table(rows)
     print(text)
     elapsed = time.monotonic() - started
@@ -165,6 +168,8 @@ def main(argv: list[str]) -> int:
         meta = {
             "command": "python -m bench export " + " ".join(argv),
             "seconds": elapsed,
+            "threads": args.threads,
+            "train_threads": args.train_threads or args.threads,
             **machine.finish(info),
         }
         (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
