@@ -164,14 +164,6 @@ def main(argv: list[str]) -> int:
     elapsed = time.monotonic() - started
     print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "command": "python -m bench export " + " ".join(argv),
-            "seconds": elapsed,
-            "threads": args.threads,
-            "train_threads": args.train_threads or args.threads,
-            **machine.finish(info),
-        }
-        (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        (args.out / "table.md").write_text(text + "\n")
+        threads = {"threads": args.threads, "train_threads": args.train_threads or args.threads}
+        machine.save(args.out, ["export", *argv], info, text, {"rows": rows}, seconds=elapsed, **threads)
     return 0 if rows and all(r["met"] for r in rows) else 1

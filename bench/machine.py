@@ -8,10 +8,12 @@ page faults for its large activation buffers.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import re
 import socket
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -121,3 +123,14 @@ def finish(info: dict[str, Any]) -> dict[str, Any]:
         "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "load_average_end": list(os.getloadavg()),
     }
+
+
+def save(
+    out: Path, argv: list[str], info: dict[str, Any], table: str, results: dict[str, Any], **meta: Any
+) -> None:
+    """A run's results in `out`: results.json (`meta`: the command that reruns it, the machine, the load at
+    both ends, and `meta`'s fields; then `results`) and table.md."""
+    out.mkdir(parents=True, exist_ok=True)
+    head = {"command": "python -m bench " + " ".join(argv), **meta, **finish(info)}
+    (out / "results.json").write_text(json.dumps({"meta": head, **results}, indent=1, default=float))
+    (out / "table.md").write_text(table + "\n")

@@ -30,6 +30,7 @@ from advisor.engine.families.family import (
 )
 from advisor.engine.layers import count
 from advisor.export import source
+from advisor.export.pieces.stopping import MIN_DELTA, MIN_GAIN, PATIENCE
 from advisor.export.source import Call, literal
 
 Reason = Mapping[str, Any]
@@ -64,18 +65,20 @@ LOOPS: dict[Step, Loop] = {
 }
 # What train.py calls each piece it copies (the family's own loop: its Loop's text).
 SECTIONS = {
-    "setup": "the set-up: initial weights, optimiser, early stopping, device and threads",
+    "setup": "the set-up: initial weights, optimiser, device and threads",
+    "stopping": "early stopping",
+    "cd": "contrastive divergence (CD-1)",
     "data": "the data: reading the probe's formats, the split, the scaling",
     "fit": "the epoch loop: mini-batches, validation, the best epoch",
-    "contrastive": "contrastive divergence (CD-1)",
+    "contrastive": "restricted Boltzmann machines",
     "main": "the command line",
 }
 # The loop pieces define the same four functions; main's imports of them are pointed at the candidate's.
 LOOP_INTERFACE = "backprop"
 
-# The probe's early stopping and split (advisor/probe/learning/stopping.py and data.py; a test holds them
-# equal), so that train.py scores as the probe did.
-PATIENCE, MIN_GAIN, MIN_DELTA, MAX_EPOCHS = 20, 0.01, 0.01, 5000
+# The probe's split and epoch cap (advisor/probe/learning/data.py, train.py; a test holds them equal) and its
+# early stopping (the same piece), so that train.py scores as the probe did.
+MAX_EPOCHS = 5000
 VALIDATION_SHARE = TEST_SHARE = 0.2
 SEED = 0
 

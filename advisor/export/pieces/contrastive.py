@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from advisor.export.pieces.cd import cd1
 from advisor.export.pieces.data import Data
 from advisor.export.pieces.fit import Batch, Evaluate, Step, outputs, score
 from advisor.export.pieces.layers import RBM
@@ -20,21 +21,6 @@ from advisor.export.pieces.setup import Config, make_optimizer
 
 def rbms(net: nn.Module) -> list[RBM]:
     return [m for m in net.modules() if isinstance(m, RBM)]
-
-
-def cd1(rbm: RBM, v: torch.Tensor) -> torch.Tensor:
-    """Set the RBM's gradients (descent direction) by contrastive divergence; return the
-    hidden units' probabilities, the next RBM's data."""
-    with torch.no_grad():
-        ph: torch.Tensor = rbm(v)  # [B, H]
-        h = torch.bernoulli(ph)
-        pv = rbm.down(h)  # [B, V]
-        ph2 = rbm(pv)  # [B, H]
-        b = v.shape[0]
-        rbm.weight.grad = (ph2.t() @ pv - ph.t() @ v) / b  # [H, V]
-        rbm.visible_bias.grad = (pv - v).mean(0)
-        rbm.hidden_bias.grad = (ph2 - ph).mean(0)
-    return ph
 
 
 def random_visible(config: Config, batch: int, device: torch.device) -> torch.Tensor:

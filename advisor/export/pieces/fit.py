@@ -19,7 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from advisor.export.pieces.data import Data
-from advisor.export.pieces.setup import Config, Plateau
+from advisor.export.pieces.setup import Config
+from advisor.export.pieces.stopping import Plateau
 
 Batch = tuple[torch.Tensor, ...]
 Step = Callable[[Batch], torch.Tensor]  # one update; returns its loss

@@ -11,7 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from advisor.export.pieces.contrastive import cd1, random_visible, rbms
+from advisor.export.pieces.cd import cd1
+from advisor.export.pieces.contrastive import random_visible, rbms
 from advisor.export.pieces.data import Data
 from advisor.export.pieces.fit import Batch, Evaluate, Step, supervised
 from advisor.export.pieces.setup import Config, make_optimizer

@@ -103,34 +103,6 @@ def make_optimizer(
     return OPTIMIZERS[config.optimizer](params, **options)
 
 
-@dataclass
-class Plateau:
-    """Early stopping: stop after `patience` epochs without progress, where progress is
-    a better validation score, or a validation loss lower by both `min_gain` (relative)
-    and `min_delta` (absolute) than at the last progress (Prechelt 1998)."""
-
-    patience: int
-    min_gain: float
-    min_delta: float
-    best_score: float = -math.inf
-    progress_loss: float = math.inf
-    progress_epoch: int = 0
-    epoch: int = 0
-
-    def update(self, score: float, loss: float) -> bool:
-        self.epoch += 1
-        better_score = score > self.best_score + 1e-9
-        better_loss = loss < min(
-            self.progress_loss * (1 - self.min_gain),
-            self.progress_loss - self.min_delta,
-        )
-        if better_score or better_loss:
-            self.progress_epoch = self.epoch
-            self.progress_loss = min(self.progress_loss, loss)
-        self.best_score = max(self.best_score, score)
-        return self.epoch - self.progress_epoch >= self.patience
-
-
 def pick_device(asked: str | None, config: Config) -> torch.device:
     """The device asked for, else the recommended one; CUDA only where there is one."""
     name = asked or config.device
