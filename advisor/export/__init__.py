@@ -215,9 +215,13 @@ def readme(download: Download, env: Mapping[str, str]) -> str:
         "Run it:",
         "",
         "```sh",
-        f"{start} --synthetic --max-steps 2   # two updates on random data of the networks' shapes",
-        f"{start} --data FILE                 # CSV (--label-column), NPZ (x, y), NPY (x) or a ZIP of images",
-        "python model.py                      # the parameters of each network",
+        *_commented(
+            [
+                (f"{start} --synthetic --max-steps 2", "two updates on random data of the networks' shapes"),
+                (f"{start} --data FILE", "CSV (--label-column), NPZ (x, y), NPY (x) or a ZIP of images"),
+                ("python model.py", "the parameters of each network"),
+            ]
+        ),
         "```",
         "",
         "`--device cuda`, `--threads N`, `--batch-size N`, `--max-steps N`, `--save weights.pt` and "
@@ -242,6 +246,12 @@ def readme(download: Download, env: Mapping[str, str]) -> str:
                 "```",
             ]
     return "\n".join(lines) + "\n"
+
+
+def _commented(commands: list[tuple[str, str]]) -> list[str]:
+    """Shell lines with their comments lined up."""
+    width = max(len(command) for command, _ in commands)
+    return [f"{command:<{width}}  # {comment}" for command, comment in commands]
 
 
 def demo_command(name: str) -> str:

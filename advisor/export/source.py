@@ -25,8 +25,8 @@ PACKAGE = "advisor.export.pieces"
 # The pieces in the order a file lists their definitions: a name must be defined before a module-level
 # statement uses it (a type alias, a dataclass's base); functions may use what comes later.
 ORDER = (
-    *("layers", "cd", "setup", "stopping", "data", "fit"),
-    *("contrastive", "backprop", "pretrained", "adversarial", "variational"),
+    *("layers", "setup", "stopping", "data", "fit"),
+    *("cd", "contrastive", "backprop", "pretrained", "adversarial", "variational"),
     "main",
 )
 

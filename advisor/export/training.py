@@ -273,8 +273,8 @@ def train_file(
     rest, current = [], ""
     for d in pieces:
         if d is not config:
-            title = f"the training step ({loop.piece})" if d.piece == loop.piece else SECTIONS[d.piece]
-            rest.append(d.text if d.piece == current else f"# --- {title}\n{d.text}")
+            heading = f"the training step ({loop.piece})" if d.piece == loop.piece else SECTIONS[d.piece]
+            rest.append(d.text if d.piece == current else f"# --- {heading}\n{d.text}")
             current = d.piece
     run = " ".join(f"{k}={v}" for k, v in env.items())
     start = f"{run} python train.py" if run else "python train.py"

@@ -38,6 +38,8 @@ def test_it_answers_a_zip_of_the_candidates_code(api: APIClient, rec: Recommenda
         assert sorted(archive.namelist()) == [f"{folder}/{n}" for n in ("README.md", "model.py", "train.py")]
     files = unzip(answer.content)
     assert f"PARAMETERS = {rec.result['candidates'][1]['parameters']}" in files["model.py"]
+    assert files["model.py"].startswith(f'"""Candidate 2 of recommendation #{rec.pk}: the ')
+    assert files["train.py"].startswith(f'"""Candidate 2 of recommendation #{rec.pk}: trains the ')
     assert "from model import BUILDERS" in files["train.py"]
     assert not any("import advisor" in text or "from advisor" in text for text in files.values())
 
