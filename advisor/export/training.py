@@ -93,7 +93,9 @@ def output_shape(candidate: Mapping[str, Any], role: str) -> tuple[int, ...]:
 
 
 def _ends_in(candidate: Mapping[str, Any], role: str, kind: str) -> bool:
-    layers = [layer for layer in candidate["networks"].get(role) or [] if layer["kind"] != "Reshape"]
+    """Whether the network's last layer is `kind`, as the advisor's steps read it (a reshape after a sigmoid
+    hides it: the calibration's VAE step then takes the squared error, and so does train.py)."""
+    layers = candidate["networks"].get(role) or []
     return bool(layers) and layers[-1]["kind"] == kind
 
 
