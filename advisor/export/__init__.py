@@ -230,6 +230,11 @@ def readme(download: Download, env: Mapping[str, str]) -> str:
     probe = download.probe
     if probe is not None:
         lines += ["", f"## From probe #{probe.probe}", ""]
+        if probe.indices is None:
+            lines.append(
+                "The probe recorded no split (it had not split its sample yet, or it ran before probes kept "
+                "one): train.py draws its own stratified split of the same shares."
+            )
         if probe.score is not None:
             lines.append(
                 f"On the sample {probe.sample!r} the probe's {probe.role} network scored {probe.score:.4f} "
