@@ -55,7 +55,9 @@ class MeasuredAt(TypedDict):
     threads: int | None
     allocator: str
     device: str
-    step: NotRequired[str]  # "mean" (predicts a real epoch) or "median" (older measurements)
+    # which per-batch figure predicts the epoch: "trimmed mean + gathering" (now), "mean + gathering",
+    # "mean" or "median" (older measurements)
+    step: NotRequired[str]
     # the batch the sweep measured best per example where it is not the plan's (rule plan.measured)
     best_batch: NotRequired[int]
 
@@ -74,12 +76,35 @@ class Scaling(TypedDict):
     extrapolated: NotRequired[bool]
 
 
+class Interval(TypedDict):
+    """An estimate's 90% bounds for each time it gives: [low, high] seconds, from the 5th and 95th
+    percentiles of measured / estimated over its basis's validation (advisor/engine/intervals.py)."""
+
+    seconds_per_batch: list[float]
+    seconds_per_epoch: list[float]
+    seconds_to_train: list[float]
+
+
+class CorrectionBasis(TypedDict):
+    """An estimate's `correction`: whether the device's learned correction timed it, and why (it must have
+    a lower cross-validated error than the profile alone on the device's reliable measurements)."""
+
+    used: bool
+    text: str
+    rows: int
+    networks: int
+    median_error: float  # the correction's, networks left out
+    profile_median_error: float  # the profile's own on the same rows
+
+
 class Estimate(TypedDict):
     seconds_per_batch: float
     seconds_per_epoch: float
     seconds_to_train: float
-    basis: str  # "catalog" ("analytic" before device profiles), "profiled", "predicted" or "measured"
+    basis: str  # "catalog", "profiled", "predicted" or "measured"
     expected_error: NotRequired[float]  # the relative band the basis's validation supports
+    interval: NotRequired[Interval]  # 90% bounds of each time (absent in estimates stored before)
+    correction: NotRequired[CorrectionBasis]  # profiled or predicted, where the device has a learned model
     batch_size: NotRequired[int]
     batches_per_epoch: NotRequired[int]
     devices: NotRequired[int]
@@ -122,6 +147,42 @@ class Candidate(TypedDict):
     accuracy_probe: NotRequired[ProbeEstimate]
 
 
+class Unreliability(TypedDict):
+    """Why a measured configuration is unreliable (advisor.calibration.contention.judge)."""
+
+    code: str  # "interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared"
+    text: str
+
+
+class CgroupFigures(TypedDict):
+    """The cgroup's CPU figures across the timed loop (deltas)."""
+
+    version: str  # "v1" or "v2"
+    usage_seconds: float  # CPU seconds of every process in the cgroup
+    nr_throttled: float  # periods the quota ran out
+    throttled_seconds: float
+
+
+class GpuFigures(TypedDict):
+    other_processes: int  # the most seen at once, ourselves not counted
+    utilisation: float  # percent, median of the samples (ours included)
+
+
+class Contention(TypedDict):
+    """Per configuration (measure()'s `contention`); None where a figure could not be read."""
+
+    cpus: int | None  # CPUs /proc/stat counts (the host's in a container)
+    cpu_share: float | None  # process CPU seconds / (timed seconds x threads); CPU only
+    cpu_per_wall: float | None  # process CPU seconds / timed seconds: at least one busy thread is ~1
+    runnable_median: float | None  # runnable tasks (ours included) over the samples
+    runnable_max: int | None
+    runnable_above_cpus: float | None  # share of the samples with more runnable tasks than CPUs
+    samples: int
+    steal_share: float | None  # /proc/stat steal ticks over all ticks, across the timed loop
+    cgroup: CgroupFigures | None
+    gpu: GpuFigures | None  # via NVML
+
+
 class Measurement(TypedDict):
     """One measured configuration: advisor.calibration.measure()'s dict (the contract's fields; it carries
     more: the step's FLOPs formula, user and system time, page faults, the raw samples)."""
@@ -142,6 +203,16 @@ class Measurement(TypedDict):
     threads: int | None
     batch_size: int
     allocator: str
+    noisy: NotRequired[bool]  # descriptive: IQR above 10% of the median
+    # (added) what acts: the median not pinned within ±5% in the time given, or contention seen; absent in
+    # results measured before (reliable)
+    unreliable: NotRequired[bool]
+    unreliable_reasons: NotRequired[list[Unreliability]]
+    trimmed_mean_seconds_per_batch: NotRequired[float]
+    median_interval: NotRequired[list[float] | None]
+    interval_halfwidth: NotRequired[float | None]
+    stopped: NotRequired[str]  # "precise", "time" or "minimum"
+    contention: NotRequired[Contention | None]
 
 
 class Verdict(TypedDict):

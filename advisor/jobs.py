@@ -19,7 +19,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from advisor.models import DeviceJob
+from advisor import notify
+from advisor.forecasts import add_mark
+from advisor.models import DeviceJob, Refusal
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,13 @@ class JobRefused(Exception):
     def __init__(self, errors: dict[str, list[str]]) -> None:
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
         self.errors = errors
+
+
+def count_refusal(kind: str, errors: dict[str, list[str]]) -> None:
+    """Count a refused submission by each field it names (the metrics' advisor_refusals_total)."""
+    for reason in errors:
+        row, _ = Refusal.objects.get_or_create(kind=kind, reason=reason[:100])
+        Refusal.objects.filter(pk=row.pk).update(count=F("count") + 1)
 
 
 class Conflict(Exception):
@@ -152,14 +161,23 @@ class Watcher:
         self.on_other = on_other
         self.last_check = 0.0
         self.cancelled = False
+        self.marks: list[list[float]] = list(job.marks or [])
+        self.started = job.started_at or timezone.now()
 
     def on_event(self, event: Event) -> None:
         if event["type"] == "progress":
-            total = max(float(event.get("total") or 1), 1e-9)
+            now = timezone.now()
+            done, total = float(event.get("done", 0)), max(float(event.get("total") or 1), 1e-9)
+            # each change of the finished steps is a mark the remaining-time estimator paces the rest by
+            at = (now - self.started).total_seconds()
+            marked = add_mark(self.marks, at_s=at, done=done, total=total, restart=bool(event.get("restart")))
+            if marked is not None:
+                self.marks = marked
             self.rows.update(
-                progress=min(1.0, float(event.get("done", 0)) / total),
+                progress=min(1.0, done / total),
                 step=str(event.get("step", ""))[:300],
-                heartbeat_at=timezone.now(),
+                heartbeat_at=now,
+                **({"marks": marked} if marked is not None else {}),
             )
         elif self.on_other is not None:
             self.on_other(event)
@@ -206,7 +224,8 @@ def final_status(outcome: dict[str, Any]) -> str:
 
 def finish(job: DeviceJob, *, status: str, error: str, **fields: Any) -> str:
     """Record the end of a running job with the kind's own fields; a job no longer running is left alone."""
-    type(job).objects.filter(pk=job.pk, status=DeviceJob.RUNNING).update(  # type: ignore[attr-defined]
+    rows = type(job)._default_manager.filter(pk=job.pk, status=DeviceJob.RUNNING)
+    ended = rows.update(
         status=status,
         error=error,
         finished_at=timezone.now(),
@@ -214,6 +233,8 @@ def finish(job: DeviceJob, *, status: str, error: str, **fields: Any) -> str:
         step=STEP_WHEN[status],
         **fields,
     )
+    if ended and status in (DeviceJob.SUCCEEDED, DeviceJob.FAILED):
+        transaction.on_commit(lambda: notify.job_finished(job, status=status, error=error))
     return status
 
 
@@ -247,6 +268,8 @@ def reap_orphans(kind: JobKind[J], *, device_ids: list[str], stale_after: float)
         else:
             final = DeviceJob.CANCELLED if job.cancel_requested else DeviceJob.FAILED
             claimed = running.update(status=final, error=reason, finished_at=timezone.now())
+            if claimed and final == DeviceJob.FAILED:
+                notify.job_finished(job, status=final, error=reason)
         if claimed:
             log.warning("reaped %s %s: %s", kind.noun, job.pk, reason)
             reaped.append(job.pk)

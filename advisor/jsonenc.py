@@ -1,7 +1,8 @@
 """A JSONField encoder that writes with orjson.
 
 Every POST /recommendations/ stores the engine's answer (6.5 KB of JSON) and its spec; the standard library's
-encoder spent about a tenth of such a request's CPU time writing them (bench/README.md, "api"). Django calls
+encoder spent about a tenth of such a request's CPU time writing them
+(bench/results/api_amd-epyc-2c/README.md). Django calls
 `json.dumps(value, cls=encoder)`, which calls `encoder(...).encode(value)`: that is the documented place to
 swap the writer. What orjson cannot write (integers beyond 64 bits) goes through the standard encoder."""
 

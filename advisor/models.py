@@ -37,6 +37,8 @@ class Device(models.Model):
     processor = models.CharField(max_length=300, blank=True)  # the profiled processor or GPU model
     registered_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
+    # drained by staff (the fleet page): its worker ends the job it runs, then claims none until undrained
+    draining = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["host", "kind", "index"]
@@ -60,6 +62,9 @@ class TimeModel(models.Model):
     networks = models.PositiveIntegerField()  # distinct networks among them
     expected_error = models.FloatField()  # 90th percentile |relative error|, leaving each network out
     median_error = models.FloatField()
+    # engine.learned.Validation: its errors and the profile's on the same rows, its 90% ratios, and whether
+    # it is used ({} in models fitted before the gate: not used until the next refit)
+    validation = models.JSONField(default=dict, blank=True)
     fitted = models.BinaryField()  # the pickled regressor: written and read by this application only
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -119,10 +124,15 @@ class DeviceJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # engine.remaining.WorkPlan as JSON, set at submit: what the job is expected to do and how long each step
+    # takes; its progress marks ([seconds since start, done, total], first and latest) pace what is left
+    work_plan = models.JSONField(null=True, blank=True)
+    marks = models.JSONField(default=list, blank=True)
 
-    if TYPE_CHECKING:  # every kind declares its own foreign key to the device it runs on
+    if TYPE_CHECKING:  # every kind declares its own foreign keys to the device it runs on and its owner
         device: Device
         device_id: str
+        owner_id: int
 
     class Meta:
         abstract = True
@@ -144,6 +154,7 @@ class DeviceJob(models.Model):
                 attempts=F("attempts") + 1,
                 step="starting",
                 error="",
+                marks=[],
             )
         )
 
@@ -193,3 +204,31 @@ class Measurement(models.Model):
 
     def __str__(self) -> str:
         return f"batch {self.batch_size}, {self.threads} threads: {self.seconds_per_batch}"
+
+
+class Notifications(models.Model):
+    """How a user hears that a job of theirs finished or failed: a webhook (POST JSON) and/or an email."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    webhook_url = models.URLField(max_length=500, blank=True)  # http(s) only, checked by the form
+    email = models.BooleanField(default=False)  # to the account's email address
+
+    def __str__(self) -> str:
+        return f"notifications of {self.user_id}"
+
+
+class Refusal(models.Model):
+    """How many submissions were refused, by kind of job and reason (the refused field, or "throttle"): a
+    counter in the database, so the metrics are right whichever web process refused."""
+
+    kind = models.CharField(max_length=40)
+    reason = models.CharField(max_length=100)
+    count = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "reason"], name="one_refusal_counter")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} refused for {self.reason}: {self.count}"

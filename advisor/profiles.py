@@ -10,10 +10,10 @@ import os
 import pickle
 import socket
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from advisor import engine
-from advisor.engine.learned import FEATURES, Correction, fit_correction
+from advisor.engine.learned import FEATURES, Correction, Validation, fit_correction
 from advisor.engine.profile import DeviceProfile, is_current
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 
@@ -63,8 +63,9 @@ def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = No
 
 
 def refit_time_model(*, device: Device) -> TimeModel | None:
-    """Fit the device's learned correction on every successful measurement on it (the Celery task after each
-    finished calibration); a new version with its cross-validated error, or None while too few rows."""
+    """Fit the device's learned correction on every reliable successful measurement on it (the Celery task
+    after each finished calibration); a new version with its cross-validated error and whether it beat the
+    profile alone on those rows (engine.learned.Validation), or None while too few rows."""
     if not device.profile:
         return None
     measured = Measurement.objects.filter(
@@ -72,21 +73,23 @@ def refit_time_model(*, device: Device) -> TimeModel | None:
     ).select_related("job__recommendation")
     configs = []
     for m in measured:
+        if (m.result or {}).get("unreliable"):  # contended or imprecise: nothing to learn from
+            continue
         candidate = m.job.recommendation.result["candidates"][m.job.candidate]
         key = hashlib.sha1(json.dumps(candidate["networks"], sort_keys=True).encode()).hexdigest()
         configs.append((key, candidate, m.batch_size, m.threads or 1, float(m.seconds_per_batch or 0)))
-    fitted = fit_correction(configs, device.profile)
-    if fitted is None:
+    correction = fit_correction(configs, device.profile)
+    if correction is None:
         return None
-    correction, errors = fitted
     last = device.time_models.order_by("-version").first()
     return TimeModel.objects.create(
         device=device,
         version=(last.version + 1) if last else 1,
         rows=len(configs),
         networks=len({c[0] for c in configs}),
-        expected_error=errors["p90"],
-        median_error=errors["median"],
+        expected_error=correction.validation["p90_error"],
+        median_error=correction.validation["median_error"],
+        validation=dict(correction.validation),
         fitted=pickle.dumps(correction.model),
     )
 
@@ -114,15 +117,16 @@ def resolve(name: str, *, shorthand: bool = True, field: str = "device") -> Devi
 
 
 def correction_for(device: Device) -> Correction | None:
-    """The device's latest learned correction, if one was fitted on its current profile's rows."""
+    """The device's latest learned correction, with its validation (used or not: the estimate says which
+    timed it and why), if one was fitted on today's features and validated against the profile."""
     latest = device.time_models.order_by("-version").first()
-    if latest is None:
-        return None
+    if latest is None or "used" not in (latest.validation or {}):
+        return None  # none, or fitted before the gate: the next finished calibration refits it
     # our own rows, written by refit_time_model: not data from a user
     model = pickle.loads(bytes(latest.fitted))
     if getattr(model, "n_features_in_", FEATURES) != FEATURES:
         return None  # fitted on an older feature set: the next finished calibration refits it
-    return Correction(model, latest.expected_error)
+    return Correction(model, latest.expected_error, cast(Validation, latest.validation))
 
 
 def recommend(spec: Any, device: Device | None) -> dict[str, Any]:

@@ -5,6 +5,7 @@ its related rows in the same query, so a page costs a fixed number of queries ho
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -54,6 +55,7 @@ def _listed(queryset: QuerySet[Recommendation]) -> QuerySet[Recommendation]:
         task=KT("spec__task"),
         examples=KT("spec__data__examples"),
         family0=KT("result__candidates__0__family"),
+        depth0=KT("result__candidates__0__depth"),
     )
 
 
@@ -107,8 +109,11 @@ def calibrations_of(recommendation: Recommendation, user: Any, limit: int = 20) 
     return list(jobs[:limit])
 
 
-def compare_choices(user: Any, kind: str, limit: int = 20) -> list[tuple[str, str]]:
-    """Compare-page options: candidates of recent recommendations, or recent finished calibrations."""
+def compare_choices(
+    user: Any, kind: str, limit: int = 20, *, family: Callable[[str, str], str] = lambda f, d: f"{f} ({d})"
+) -> list[tuple[str, str]]:
+    """Compare-page options: candidates of recent recommendations, or recent finished calibrations; a
+    candidate is named by `family(family, depth)` (the pages expand the engine's short names)."""
     if kind == "devices":
         jobs = visible_calibrations(user).defer("summary").filter(status=CalibrationJob.SUCCEEDED)[:limit]
         return [(str(job.pk), f"calibration #{job.pk} on {job.device_id} ({job.status})") for job in jobs]
@@ -119,7 +124,7 @@ def compare_choices(user: Any, kind: str, limit: int = 20) -> list[tuple[str, st
         row: dict[str, Any] = dict(values)
         for i in range(MAX_COMPARED_CANDIDATES):
             if row[f"f{i}"]:
-                label = f"#{row['id']} candidate {i + 1}: {row[f'f{i}']} ({row[f'd{i}']})"
+                label = f"#{row['id']} candidate {i + 1}: {family(row[f'f{i}'], row[f'd{i}'])}"
                 candidates.append((f"{row['id']}:{i}", label))
     return candidates
 

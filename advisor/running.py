@@ -25,7 +25,7 @@ def run_calibration_job(*, job_id: int) -> str:
         related=("device", "recommendation"),
         watcher=lambda job: jobs.Watcher(job, on_other=lambda event: _on_result(job, event)),
         execute=_measure,
-        conclude=_conclude,
+        conclude=conclude,
     )
 
 
@@ -153,14 +153,19 @@ def _torch_device(job: CalibrationJob) -> str:
     return "cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}"
 
 
-def _conclude(job: CalibrationJob, watcher: jobs.Watcher, summary: dict[str, Any]) -> str:
+def conclude(job: CalibrationJob, watcher: jobs.Watcher | None, summary: dict[str, Any]) -> str:
+    """Finish the job from its sweep's summary: the measured estimate from its reliable configurations; a
+    sweep that measured only unreliable ones succeeds without one, its summary's `withheld` saying why."""
     status = jobs.final_status(summary)
     error = str(summary.get("error") or "")
     if summary.get("status") == "timed_out":
         error = error or f"stopped at the time limit of {job.time_limit_seconds} s"
     estimate = measured_estimate(job, summary) if status == CalibrationJob.SUCCEEDED else None
     if status == CalibrationJob.SUCCEEDED and estimate is None and not job.options.get("spread"):
-        status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
+        if summary.get("unreliable"):  # measured, but nothing firm enough to replace the estimate
+            summary = {**summary, "withheld": withheld_text(summary["unreliable"])}
+        else:
+            status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
     # Each configuration's result, with all its step samples, is in its Measurement row already.
     summary = {key: value for key, value in summary.items() if key != "results"}
     finished = jobs.finish(job, status=status, error=error, summary=summary, estimate=estimate)
@@ -194,8 +199,14 @@ def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None
     one nearest to it), at whichever thread count and allocator ran it fastest; where the sweep's batch
     finding (summary["batch_rule"]) disagrees with the plan, at the batch it measured best, which
     `measured_at.best_batch` names so that the recommendation follows it (engine.follow_measurement). The
-    fastest configuration per example overall is in the summary; it may be a batch nobody trains with."""
-    ok = [m for m in job.measurements.all() if m.status == "ok" and m.seconds_per_batch]
+    fastest configuration per example overall is in the summary; it may be a batch nobody trains with.
+    Unreliable configurations (contention seen, or a median not pinned down) are never the headline: None
+    where every measured one was."""
+    ok = [
+        m
+        for m in job.measurements.all()
+        if m.status == "ok" and m.seconds_per_batch and not (m.result or {}).get("unreliable")
+    ]
     if not ok:
         return None
     planned = int(job.recommendation.result["candidates"][job.candidate]["training"]["batch_size"])
@@ -226,14 +237,20 @@ def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None
     return estimate
 
 
+def withheld_text(unreliable: list[dict[str, Any]]) -> str:
+    """Why a finished calibration has no measured time: every configuration it measured was unreliable."""
+    from advisor.calibration.summary import unreliable_text
+
+    return (
+        "No measured time: every configuration this calibration measured was unreliable, so the estimate "
+        f"before it stands. {unreliable_text(unreliable)} Measure again when the device is quieter."
+    )
+
+
 def epoch_step_seconds(m: Measurement) -> tuple[float, str]:
-    """The seconds per batch that predict a real epoch: the mean step, which charges the stalls an epoch
-    pays, plus gathering each shuffled batch from the data set (`python -m bench epoch`: the median step ran
-    12-14% short of a real epoch for small networks; the mean step plus gathering came within 8.8% for every
-    family). Older results without one of them fall back to what they have, and say so in the source."""
-    mean = m.result.get("mean_seconds_per_batch")
-    gather = m.result.get("gather_seconds_per_batch")
-    step, source = (float(mean), "mean") if mean else (float(m.seconds_per_batch or 0), "median")
-    if gather is not None:
-        return step + float(gather), f"{source} + gathering"
-    return step, source
+    """The seconds per batch that predict a real epoch, and which statistic they are
+    (engine.robust.headline_step: the trimmed mean step plus gathering, chosen by `python -m bench epoch`;
+    older results fall back to the mean step, then the median, and say so in the source)."""
+    from advisor.engine.robust import headline_step
+
+    return headline_step(m.result or {}, float(m.seconds_per_batch or 0))

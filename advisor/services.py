@@ -10,12 +10,15 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import engine, profiles
+from advisor import engine, forecasts, profiles
 from advisor.contract import Estimate
 from advisor.engine.families import family_of
+from advisor.engine.units import duration, nbytes, plural
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
-from advisor.jobs import JobKind, JobRefused, cancel, queue
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
+from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
+from advisor.probe import conf as probe_conf
+from advisor.probe.models import ProbeJob
 from advisor.probe.queries import latest_probe_estimates
 
 log = logging.getLogger(__name__)
@@ -27,6 +30,16 @@ class CalibrationRefused(JobRefused):
     """A calibration request that must not be queued; `.errors` names the offending fields."""
 
 
+def message_limits(job: DeviceJob) -> dict[str, Any]:
+    """Celery's own time limits of a device queue's message, a backstop above every job's own (its child is
+    stopped by the runner). A message may run a job of another kind (fair share, advisor/dispatch.py), so
+    they cover the longest job of any kind."""
+    from advisor.probe.learning.child import STARTUP_LIMIT_S
+
+    longest = max(settings.CALIBRATION_MAX_SECONDS, probe_conf.value("PROBE_MAX_SECONDS") + STARTUP_LIMIT_S)
+    return {"soft_time_limit": longest + 60, "time_limit": longest + 120}
+
+
 # A calibration runs advisor.run_calibration (advisor/tasks.py) on its device's queue; an orphan is re-queued
 # until CALIBRATION_MAX_ATTEMPTS starts.
 CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
@@ -34,8 +47,27 @@ CALIBRATIONS: JobKind[CalibrationJob] = JobKind(
     noun="calibration",
     task="advisor.run_calibration",
     max_attempts=lambda: int(settings.CALIBRATION_MAX_ATTEMPTS),
+    send_options=message_limits,
     orphan_noun="job",
 )
+
+
+def queued_refusal(owner: User, *, adding: int = 1) -> dict[str, list[str]]:
+    """{"queue": [why]} when `adding` more jobs would take the owner past JOBS_QUEUED_PER_USER queued jobs of
+    any kind (a shared device serves users in turn; this bounds how many one user keeps waiting), else {}."""
+    most = int(settings.JOBS_QUEUED_PER_USER)
+    queued = sum(
+        model._default_manager.filter(owner=owner, status=DeviceJob.QUEUED).count()
+        for model in (CalibrationJob, ProbeJob)
+    )
+    if queued + adding <= most:
+        return {}
+    return {
+        "queue": [
+            f"you have {queued} jobs queued and may have {most} waiting at once (JOBS_QUEUED_PER_USER); "
+            "wait for one to start or cancel one"
+        ]
+    }
 
 
 # --- recommendations ---------------------------------------------------------------------------------------
@@ -54,7 +86,7 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     # Recommendations stored before plausibility warnings existed have none.
     payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
     if not measured_too:
-        return payload
+        return _with_intervals(payload)
     measured = latest_measured_estimates(rec)
     probed = latest_probe_estimates(rec)
     scaled = data_parallel_measurements(rec)
@@ -71,7 +103,20 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
         payload["candidates"] = candidates
     if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
         payload = engine.follow_measurement(payload, dict(measured[0]))
-    return payload
+    return _with_intervals(payload)
+
+
+def _with_intervals(payload: dict[str, Any]) -> dict[str, Any]:
+    """Every candidate's estimate with its 90% interval: estimates stored before intervals get their
+    basis's."""
+    device = str(payload["hardware_plan"].get("device", "cpu"))
+    if all("interval" in c.get("estimate", {}) for c in payload["candidates"]):
+        return payload
+    candidates = [
+        {**c, "estimate": engine.with_interval(dict(c["estimate"]), device)} if c.get("estimate") else c
+        for c in payload["candidates"]
+    ]
+    return {**payload, "candidates": candidates}
 
 
 def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
@@ -130,15 +175,48 @@ def submit_calibration(
         "threads": list(threads or []),
         "time_limit_seconds": time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS,
     }
-    check_calibration_limits(**request, data_parallel=list(data_parallel or []))
+    try:
+        check_calibration_limits(**request, data_parallel=list(data_parallel or []))
+        refusal = queued_refusal(owner)
+        if refusal:
+            raise CalibrationRefused(refusal)
+    except CalibrationRefused as exc:
+        count_refusal("calibration", exc.errors)
+        raise
     options = {**(options or {}), **({"data_parallel": sorted(set(data_parallel))} if data_parallel else {})}
     job = CalibrationJob(owner=owner, idempotency_key=idempotency_key, options=options, **request)
+    job.work_plan = forecasts.calibration_work_plan(job)
     try:
         queue(CALIBRATIONS, job)
     except IntegrityError:
         # A concurrent retry with the same key won the race.
         return CalibrationJob.objects.get(owner=owner, idempotency_key=idempotency_key), False
     return job, True
+
+
+def measure_again(*, owner: User, job: CalibrationJob) -> CalibrationJob:
+    """The same calibration (recommendation, candidate, device, batches, threads, limit, options) queued
+    again, as the page offers where a sweep measured unreliably; once per job (its idempotency key), so a
+    second click opens the same new job. A calibration spread over several devices is submitted again
+    through the API."""
+    if job.options.get("spread"):
+        raise CalibrationRefused(
+            {"devices": ["a calibration over several devices is submitted again by POST"]}
+        )
+    options = {k: v for k, v in job.options.items() if k != "data_parallel"}
+    again, _ = submit_calibration(
+        owner=owner,
+        recommendation=job.recommendation,
+        candidate=job.candidate,
+        device=job.device,
+        batch_sizes=list(job.batch_sizes),
+        threads=list(job.threads),
+        time_limit_seconds=job.time_limit_seconds,
+        idempotency_key=f"again-{job.pk}",
+        options=options,
+        data_parallel=list(job.options.get("data_parallel") or []),
+    )
+    return again
 
 
 def check_calibration_limits(
@@ -181,8 +259,8 @@ def check_calibration_limits(
             ]
             if need > device.memory_bytes:
                 errors.setdefault("batch_sizes", []).append(
-                    f"batch {b} needs about {need / 2**30:.1f} GiB, more than {device.name}'s "
-                    f"{device.memory_bytes / 2**30:.1f} GiB"
+                    f"batch {b} needs about {nbytes(need)}, more than {device.name}'s "
+                    f"{nbytes(device.memory_bytes)}"
                 )
                 break
     if batch_sizes and not bad_batches and "threads" not in errors and "time_limit_seconds" not in errors:
@@ -191,10 +269,9 @@ def check_calibration_limits(
         if floor > time_limit_seconds:
             configurations = len(batch_sizes) * runs
             errors["time_limit_seconds"] = [
-                f"measuring {configurations} configuration{'' if configurations == 1 else 's'} "
-                f"takes at least {floor:.0f} s, more than the "
-                f"limit of {time_limit_seconds} s: measure fewer batch sizes or thread counts, or allow "
-                "more time"
+                f"measuring {plural(configurations, 'configuration')} takes at least {duration(floor)}, "
+                f"more than the limit of {duration(time_limit_seconds)}: measure fewer batch sizes or thread "
+                "counts, or allow more time"
             ]
     if errors:
         raise CalibrationRefused(errors)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "advisor",
     "advisor.probe",
 ]
@@ -73,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, as django-axes asks: a locked-out sign-in is answered with its page (429)
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "advisor.urls"
@@ -94,7 +97,8 @@ TEMPLATES = [
 ]
 
 # Connections are kept between requests (seconds; 0 opens one per request). Opening one costs more than a
-# whole POST /recommendations/: on SQLite, 0 halves the API's throughput (bench/README.md, "api").
+# whole POST /recommendations/: on SQLite, 0 halves the API's throughput
+# (bench/results/api_amd-epyc-2c/README.md).
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'advisor.sqlite3'}"),
@@ -122,6 +126,26 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# --- Sign-in that resists guessing (django-axes) -----------------------------------------------------------
+# Failed sign-ins (the login page and the admin's alike; API tokens never pass through here) are counted per
+# account AND address together: after AXES_FAILURE_LIMIT failures that pair is locked for the cool-off, with
+# a message saying so; an administrator unlocks at once (admin: Axes > Access attempts, delete; or
+# `manage.py axes_reset_username NAME`). Not by address alone: everyone behind the guesser's proxy or NAT
+# would be locked out. Not by account alone: anyone could then lock any user out by guessing wrong on
+# purpose, a denial of service on a shared box; the account's owner signs in from their own address. The
+# address is the client's as our proxy forwarded it (advisor.accounts.client_address, FORWARDED_PROXIES).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_float("AXES_COOLOFF_HOURS", 0.25, minimum=0.001)  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "advisor.web.auth.locked_out"  # registration/locked_out.html, 429
+AXES_CLIENT_IP_CALLABLE = "advisor.accounts.client_address"
+AXES_VERBOSE = False
+# Proxies in front of gunicorn that append the client's address to X-Forwarded-For (docker/README.md): the
+# address to count is the one the outermost of them appended; 0 reads the connection's own address.
+FORWARDED_PROXIES = env_int("FORWARDED_PROXIES", 1 if HTTPS else 0, minimum=0)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -215,6 +239,20 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", CALIBRATION_MAX_SECON
 CALIBRATION_MIN_SECONDS = env_float("CALIBRATION_MIN_SECONDS", 0.5, minimum=0.01)
 CALIBRATION_MAX_PARAMETERS = env_int("CALIBRATION_MAX_PARAMETERS", 200_000_000, minimum=1)
 CALIBRATION_MAX_ATTEMPTS = env_int("CALIBRATION_MAX_ATTEMPTS", 2, minimum=1)
+# Queued jobs (calibrations and probes together) one user may have waiting at once; more are refused (400).
+# A device serves users in turn (least-recent use, advisor/queueing.py), so this bounds a user's backlog.
+JOBS_QUEUED_PER_USER = env_int("JOBS_QUEUED_PER_USER", 20, minimum=1)
+
+# A finished or failed job tells its owner (advisor/notify.py): a webhook POST waits at most this long, in a
+# thread of its own; email goes through Django's backend (EMAIL_* settings; the console backend by default).
+NOTIFY_TIMEOUT_SECONDS = env_float("NOTIFY_TIMEOUT_SECONDS", 5.0, minimum=0.1)
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "advisor@localhost")
 
 # Workers refresh their devices' heartbeat this often; a device unseen for 3 periods is shown offline.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.1)

@@ -23,9 +23,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from advisor import jobs
+from advisor import forecasts, jobs
 from advisor.models import CalibrationJob, Device, Recommendation
-from advisor.services import CalibrationRefused, ddp_refusal, parameters_refusal, publish
+from advisor.services import CalibrationRefused, ddp_refusal, parameters_refusal, publish, queued_refusal
 
 WAIT_POLL_S = 0.5
 PEER_STALE_S = 15.0  # a running peer whose worker beat no heartbeat for this long has died
@@ -75,23 +75,26 @@ def submit_spread_calibration(
     """Queue rank r of a len(devices)-rank data-parallel calibration on devices[r]'s queue."""
     limit = time_limit_seconds or settings.CALIBRATION_DEFAULT_SECONDS
     errors = spread_errors(recommendation=recommendation, candidate=candidate, devices=devices, limit=limit)
+    errors.update(queued_refusal(owner, adding=len(devices)))
     if errors:
+        jobs.count_refusal("calibration", errors)
         raise CalibrationRefused(errors)
     group = uuid.uuid4().hex
     made: list[CalibrationJob] = []
     with transaction.atomic():
         for rank, device in enumerate(devices):
             spread = {"group": group, "rank": rank, "world": len(devices), "devices": [d.id for d in devices]}
-            made.append(
-                CalibrationJob.objects.create(
-                    owner=owner,
-                    recommendation=recommendation,
-                    candidate=candidate,
-                    device=device,
-                    time_limit_seconds=limit,
-                    options={**(options or {}), "spread": spread},
-                )
+            job = CalibrationJob(
+                owner=owner,
+                recommendation=recommendation,
+                candidate=candidate,
+                device=device,
+                time_limit_seconds=limit,
+                options={**(options or {}), "spread": spread},
             )
+            job.work_plan = forecasts.calibration_work_plan(job)
+            job.save()
+            made.append(job)
         for job in made:
             transaction.on_commit(lambda job=job: publish(job))  # type: ignore[misc]
     return made

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from advisor import profiles, running
+from advisor import dispatch, profiles
 from advisor.models import Device
 
 
 @shared_task(name="advisor.run_calibration", acks_late=True, reject_on_worker_lost=True)
 def run_calibration(job_id: int) -> str:
-    return running.run_calibration_job(job_id=job_id)
+    # the device's next job by fair share, of any kind: perhaps not this one (advisor/dispatch.py)
+    return dispatch.run_next("calibration", job_id)
 
 
 @shared_task(name="advisor.refit_time_model")

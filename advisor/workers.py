@@ -67,11 +67,5 @@ def device_queue(device_id: str) -> str:
     return f"device.{device_id}"
 
 
-def legacy_queue(device_id: str) -> str:
-    """The name the device queue had before it carried probes too. A worker still consumes it, so messages
-    queued under it before an upgrade are run rather than stranded."""
-    return f"calibrate.{device_id}"
-
-
 def heartbeat(*, device_ids: list[str]) -> None:
     Device.objects.filter(id__in=device_ids).update(last_seen=timezone.now())

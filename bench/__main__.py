@@ -13,6 +13,12 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "harness": ("bench.harness", "measure() overhead and agreement with torch.utils.benchmark"),
     "epoch": ("bench.epoch", "predicted vs actual time of one training epoch"),
     "predict": ("bench.predict", "time model (profile, learned correction, catalog) against measured steps"),
+    "curves": ("bench.curves", "held-out layers of each kind against the profile curve the model reads"),
+    "profiles": ("bench.profiles", "ways of profiling a device compared on one measured grid"),
+    "learned": (
+        "bench.learned",
+        "the gated learned correction after 4, 8, 16 calibrations against the profile",
+    ),
     "queue": ("bench.queue", "calibration round trip through a real worker, pick-up included"),
     "api": ("bench.api_load", "POST recommendations throughput and p95 under gunicorn"),
     "pages": ("bench.pages", "server-side render time of the main pages"),

@@ -36,98 +36,16 @@ import numpy as np
 
 from advisor.engine import recommend
 from advisor.probe.learning import data, train
-from advisor.probe.learning.samples import DEMOS, Sample, demo
 from bench import advice_time
+from bench.advice_data import GENERATION, dataset, widen
+from bench.advice_variants import VARIANTS
 
-HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
-TARGETS = {"digits": 0.98, "iris": 0.95, "wine": 0.95, "breast_cancer": 0.95, "diabetes": 0.4}
 SEARCH_RATES = {"adam": (3e-4, 1e-3, 3e-3, 1e-2), "sgd": (3e-3, 1e-2, 3e-2, 1e-1)}
 SEARCH_WIDTHS = (0.5, 1.0, 2.0)
 BUDGET_S = 120.0  # per training run; early stopping ends every run here long before
-GENERATION = ("mixture",)  # synthetic generation tasks (bench/advice_gen.py)
-
-
-# --- data sets -----------------------------------------------------------------------------------------
-
-
-def _tokens(n: int, seed: int, *, order: bool) -> tuple[Sample, float]:
-    """Token sequences of 40 ids from 200 whose label is known by construction, with 5% of labels flipped:
-    no model can beat 0.95 on held-out data. `order=False`: the label is whether the ids from 1-20 outnumber
-    those from 21-40 (a bag of words solves it); `order=True`: whether id 1 comes before id 2 (only a model
-    of order can)."""
-    rng = np.random.default_rng(1000 + seed)
-    steps, vocab, noise = 40, 200, 0.05
-    x = rng.integers(41, vocab, size=(n, steps))
-    y = rng.integers(0, 2, size=n)
-    for i in range(n):
-        if order:
-            a, b = sorted(rng.choice(steps, 2, replace=False))
-            x[i, a], x[i, b] = (1, 2) if y[i] else (2, 1)
-        else:
-            many, few = rng.integers(4, 9), rng.integers(0, 4)
-            pos = rng.choice(steps, many + few, replace=False)
-            lo = 1 if y[i] else 21
-            x[i, pos[:many]] = rng.integers(lo, lo + 20, size=many)
-            other = (21, 41) if y[i] else (1, 21)
-            x[i, pos[many:]] = rng.integers(*other, size=few)
-    flip = rng.random(n) < noise
-    y = np.where(flip, 1 - y, y)
-    return Sample(x.astype(np.float32), y.astype(np.int64), "class", ["0", "1"]), 1 - noise
-
-
-def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]:
-    """(sample, spec, best achievable score where known)."""
-    if name in DEMOS:
-        spec = json.loads(json.dumps(DEMOS[name]["spec"]))
-        sample = demo(name)
-        best = None
-    elif name == "diabetes":
-        from sklearn.datasets import load_diabetes
-
-        bunch = load_diabetes()
-        y = np.asarray(bunch.target, dtype=np.float32).reshape(-1, 1)
-        sample = Sample(np.asarray(bunch.data, dtype=np.float32), (y - y.mean()) / y.std(), "value", [])
-        spec = {
-            "task": "tabular",
-            "goal": "regress",
-            "data": {"examples": 442, "input_shape": [10], "outputs": 1},
-        }
-        best = None
-    elif name in GENERATION:  # drawn in bench.advice_gen; the spec is all `evaluate` needs here
-        spec = {"task": "generation", "generation": "random", "data": {"examples": 4000, "input_shape": [2]}}
-        sample, best = Sample(np.zeros((1, 2), np.float32), None, "none", []), 1.0
-    else:
-        sample, best = _tokens(4000, seed, order=name == "tokens-order")
-        spec = {
-            "task": "sequence",
-            "data": {"examples": 4000, "input_shape": [40], "vocab_size": 200, "outputs": 2},
-        }
-        TARGETS.setdefault(name, 0.9)
-    spec["hardware"] = HARDWARE
-    if name not in GENERATION:
-        spec["target"] = {"accuracy": TARGETS[name]}
-    return sample, spec, best
 
 
 # --- the search -----------------------------------------------------------------------------------------
-
-_GROW = ("out_features", "out_channels", "hidden_size", "embedding_dim")
-_TAKE = ("in_features", "in_channels", "input_size")
-
-
-def widen(candidate: dict[str, Any], factor: float) -> dict[str, Any]:
-    """The candidate with every hidden width scaled by `factor` (inputs and outputs kept)."""
-    layers = [dict(layer, args=dict(layer["args"])) for layer in candidate["networks"]["model"]]
-    weighted = [i for i, layer in enumerate(layers) if any(k in layer["args"] for k in _GROW + _TAKE)]
-    for i in weighted:
-        args = layers[i]["args"]
-        for key in _GROW if i != weighted[-1] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
-        for key in _TAKE if i != weighted[0] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
-    return {**candidate, "networks": {"model": layers}, "parameters": None}
 
 
 def _run(candidate: dict[str, Any], split: data.Split, seed: int, **kwargs: Any) -> dict[str, Any]:
@@ -341,13 +259,26 @@ def main(argv: list[str]) -> int:
         "--threads", type=int, default=1, help="torch threads (1: small networks run fastest)"
     )
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds per training run at most")
-    parser.add_argument("--out", type=Path, default=None, help="write results.json and README.md here")
+    parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
+    parser.add_argument(
+        "--variants",
+        default=None,
+        help="instead: the first candidate with these overrides, scores per split in variants.jsonl; one of "
+        + ", ".join(VARIANTS)
+        + " (bench/advice_variants.py)",
+    )
     args = parser.parse_args(argv)
     import torch
 
     from bench import machine
 
     torch.set_num_threads(args.threads)
+    if args.variants is not None:
+        from bench import advice_variants
+
+        names = args.variants.split(",")
+        advice_variants.run(args.data.split(","), args.seeds, names, args.budget, args.out)
+        return 0
     info = machine.describe()
     started = time.monotonic()
     rows = []

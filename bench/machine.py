@@ -134,3 +134,22 @@ def save(
     head = {"command": "python -m bench " + " ".join(argv), **meta, **finish(info)}
     (out / "results.json").write_text(json.dumps({"meta": head, **results}, indent=1, default=float))
     (out / "table.md").write_text(table + "\n")
+
+
+def write_result(out: Path, result: dict[str, Any], table: str) -> None:
+    """A benchmark's result.json and table.md in `out`, the table printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    (out / "table.md").write_text(table, encoding="utf-8")
+    print(table)
+    print(f"written to {out}")
+
+
+def run_header(result: dict[str, Any], bench: str) -> list[str]:
+    """A profiling benchmark's table opening: the machine, the allocator, the load, the profile's seconds."""
+    m = result["machine"]
+    return [
+        f"# bench {bench} on {m['machine']} ({m['cpu_model']}), allocator {m['allocator']}",
+        f"load average start {m['load_average_start']}, end {m['load_average_end']}; "
+        f"profile took {result['profile']['seconds']:.1f} s; whole run {result['seconds']:.0f} s",
+    ]

@@ -25,12 +25,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.engine import memory_for, recommend, resident_for
+from advisor.engine import families, memory_for, recommend, resident_for
 
-FAMILIES = ("ffn", "ae", "cnn", "dn", "rnn", "lstm", "vae", "gan", "rbm", "dbn")
+FAMILIES = families.KEYS
 BATCHES = (8, 32, 128)
 LIVE_TARGET, RSS_TARGET, RSS_FLOOR = 0.10, 0.20, 30e6
-TRAINING_STEPS = 4  # the resident set stops rising after the second step (bench/README.md, "memory")
+# the resident set stops rising after the second step (bench/results/memory_intel-xeon-2c_fresh/README.md)
+TRAINING_STEPS = 4
 
 _CPU = {"cpu_cores": 2, "ram_gb": 16}
 
@@ -124,7 +125,8 @@ def run_one(
     candidate: dict[str, Any], batch: int, device: str, env: dict[str, str], *, repeats: int = 1
 ) -> dict[str, Any]:
     """One configuration; on the CPU the RSS reference is the median of `repeats` fresh processes (one
-    process's heap layout, and so its growth, varies by about 15%: bench/README.md, "memory")."""
+    process's heap layout, and so its growth, varies by about 15%:
+    bench/results/memory_intel-xeon-2c_fresh/README.md)."""
     payload = {"candidate": candidate, "batch": batch, "device": device}
     measured = _fresh(payload, env)
     estimate = memory_for(candidate, batch_size=batch, device=device)

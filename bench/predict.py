@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import shi2016_paper
-from bench.machine import describe, finish, gpu_slug, machine_slug
+from bench.machine import describe, finish, gpu_slug, machine_slug, run_header, write_result
 from bench.predict_grid import grid_networks
-from bench.predict_runs import add_profiled, analyse, thread_choice
+from bench.predict_runs import add_profiled, analyse, stats, thread_choice
 from bench.shi2016 import reexec_with_allocator
 
 RESULTS = Path(__file__).with_name("results")
@@ -72,8 +72,9 @@ def compare_profiles(
 ) -> dict[str, Any]:
     """Profiles taken back to back, each scored against one grid measured once after them: on a shared
     machine separate runs drift more than two profiling methods differ, so methods are compared on the same
-    measurements (bench/README.md, "predict"). Per profile: thread choice within 5%, median |error|, share
-    within ±20% and its profiling seconds; the measured rows and the loads are kept."""
+    measurements (bench/results/predict_amd-epyc-2c_ab-point-length/README.md). Per profile: thread choice
+    within 5%, median |error|, share within ±20% and its profiling seconds; the measured rows and the loads
+    are kept. `python -m bench profiles` runs it."""
     networks = networks or grid_networks(2)
     load_start = os.getloadavg()
     rows = measure_grid(networks, list(batches), list(threads), min_seconds)
@@ -89,18 +90,6 @@ def compare_profiles(
             "seconds": profile["seconds"],
         }
     return result
-
-
-def _stats(errors: list[float]) -> dict[str, float]:
-    absolute = [abs(e) for e in errors]
-    return {
-        "n": len(errors),
-        "median_abs": statistics.median(absolute),
-        "within_10": sum(a <= 0.10 for a in absolute) / len(absolute),
-        "within_15": sum(a <= 0.15 for a in absolute) / len(absolute),
-        "within_20": sum(a <= 0.20 for a in absolute) / len(absolute),
-        "p90_abs": sorted(absolute)[max(0, round(0.9 * len(absolute)) - 1)],
-    }
 
 
 def catalog_vs_shi() -> list[dict[str, Any]]:
@@ -224,16 +213,16 @@ def main(argv: list[str]) -> int:
         "seconds": time.perf_counter() - started,
         "profile": profile,
         "rows": rows,
-        "profiled": _stats([r["error_profiled"] for r in rows]),
-        "learned_leave_network_out": _stats(learned["leave_network_out"]),
-        "learned_same_network": _stats(learned["same_network"]),
+        "profiled": stats([r["error_profiled"] for r in rows]),
+        "learned_leave_network_out": stats(learned["leave_network_out"]),
+        "learned_same_network": stats(learned["same_network"]),
         "by_threads": {
             str(t): {
-                "profiled": _stats([r["error_profiled"] for r in rows if r["threads"] == t]),
-                "learned_leave_network_out": _stats(
+                "profiled": stats([r["error_profiled"] for r in rows if r["threads"] == t]),
+                "learned_leave_network_out": stats(
                     [e for e, r in zip(learned["leave_network_out"], rows, strict=True) if r["threads"] == t]
                 ),
-                "learned_same_network": _stats(
+                "learned_same_network": stats(
                     [e for e, r in zip(learned["same_network"], rows, strict=True) if r["threads"] == t]
                 ),
             }
@@ -241,22 +230,15 @@ def main(argv: list[str]) -> int:
         },
         "threads_within_5pct": thread_hits,
         "catalog_vs_shi": shi,
-        "catalog_vs_shi_stats": _stats([r["error"] for r in shi]) if shi else None,
+        "catalog_vs_shi_stats": stats([r["error"] for r in shi]) if shi else None,
     }
-    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = _table(result)
-    (out / "table.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"written to {out}")
+    write_result(out, result, _table(result))
     return 0
 
 
 def _table(result: dict[str, Any]) -> str:
-    m = result["machine"]
     lines = [
-        f"# bench predict on {m['machine']} ({m['cpu_model']}), allocator {m['allocator']}",
-        f"load average start {m['load_average_start']}, end {m['load_average_end']}; "
-        f"profile took {result['profile']['seconds']:.1f} s; whole run {result['seconds']:.0f} s",
+        *run_header(result, "predict"),
         "",
         "| network | batch | threads | measured ms | profiled ms | error |",
         "|---|---:|---:|---:|---:|---:|",

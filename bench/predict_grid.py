@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from advisor.engine import families
+
 SPECS: list[dict[str, Any]] = [
     {"task": "tabular", "data": {"examples": 50_000, "input_shape": [20], "outputs": 3}},
     {"task": "tabular", "data": {"examples": 50_000, "input_shape": [300], "outputs": 10}},
@@ -37,7 +39,7 @@ SPECS: list[dict[str, Any]] = [
     {"task": "generation", "data": {"examples": 10_000, "input_shape": [50, 12]}},
 ]
 MAX_FLOPS_PER_BATCH = 3e9  # forward FLOPs x batch: keeps a step under ~0.3 s here
-FAMILIES = ("ffn", "ae", "rbm", "dbn", "cnn", "gan", "vae", "dn", "rnn", "lstm")
+FAMILIES = families.KEYS
 
 
 def grid_networks(per_family: int) -> list[tuple[str, dict[str, Any]]]:

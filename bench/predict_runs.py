@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.machine import write_result
+
 Key = tuple[str, int, int]
 
 
@@ -27,10 +29,17 @@ def _key(row: dict[str, Any]) -> Key:
 
 
 def stats(errors: list[float]) -> dict[str, float]:
-    """Median |error|, shares within 10/15/20%, the 90th percentile |error| and the signed median."""
+    """Median |error|, shares within 10/15/20%, the 90th percentile |error|, the signed median, and the 5th
+    and 95th percentiles of measured / predicted (= 1 / (1 + error)): a 90% interval's factors, which
+    advisor/engine/intervals.py takes from these results."""
+    from advisor.engine.learned import quantile
+
     absolute = sorted(abs(e) for e in errors)
+    ratios = [1.0 / (1.0 + e) for e in errors]
     n = len(absolute)
     return {
+        "ratio_q05": quantile(ratios, 0.05),
+        "ratio_q95": quantile(ratios, 0.95),
         "n": n,
         "median_abs": statistics.median(absolute),
         "within_10": sum(a <= 0.10 for a in absolute) / n,
@@ -114,7 +123,7 @@ def thread_choices(runs: list[list[dict[str, Any]]]) -> dict[str, Any]:
                 other.append(thread_choice(rows, by="other")["within_5pct"])
     return {
         "profiled_each_run": [thread_choice(rows)["within_5pct"] for rows in runs],
-        "another_runs_measurement": sorted(other),
+        "another_runs_measurement": sorted(o for o in other if o is not None),  # None: one thread count
     }
 
 
@@ -210,12 +219,7 @@ def analyse(paths: list[Path], out: Path) -> dict[str, Any]:
         ],
     }
     result["seconds"] = time.perf_counter() - started
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = table(result)
-    (out / "table.md").write_text(text, encoding="utf-8")
-    print(text)
-    print(f"written to {out}")
+    write_result(out, result, table(result))
     return result
 
 
@@ -259,14 +263,15 @@ def table(result: dict[str, Any]) -> str:
         for name, s in by.items():
             lines.append(_line(f"{name}, against the median, {t} thread(s)", s))
     choice = result["threads_within_5pct"]
-    lines += [
-        "",
-        "Thread count within 5% of the measured fastest: the profile's choice in each run "
-        + ", ".join(f"{h:.0%}" for h in choice["profiled_each_run"])
-        + "; one run's measured-fastest count in another run (the ceiling the noise leaves), median "
-        + f"{statistics.median(choice['another_runs_measurement']):.0%}, range "
-        + f"{choice['another_runs_measurement'][0]:.0%}-{choice['another_runs_measurement'][-1]:.0%}.",
-    ]
+    other = choice["another_runs_measurement"]
+    if other:
+        lines += [
+            "",
+            "Thread count within 5% of the measured fastest: the profile's choice in each run "
+            + ", ".join(f"{h:.0%}" for h in choice["profiled_each_run"])
+            + "; one run's measured-fastest count in another run (the ceiling the noise leaves), median "
+            + f"{statistics.median(other):.0%}, range {other[0]:.0%}-{other[-1]:.0%}.",
+        ]
     lines += [
         "",
         "| network | batch | threads | measured ms (each run) | spread | profiled ms (median) "

@@ -214,6 +214,7 @@ def main(argv: list[str], measure: Measure | None = None) -> int:
             }
             result = run_one(measure, cand, device, threads, settings)
             row |= {k: result.get(k) for k in report.MEASURED}
+            row["unreliable_reasons"] = ", ".join(r["code"] for r in result.get("unreliable_reasons") or [])
             if result.get("status", "ok") != "ok":
                 row["error"] = f"{result.get('status')}: {result.get('message') or result.get('error')}"
             row["threads"] = result.get("threads") or threads or torch.get_num_threads()

@@ -21,6 +21,8 @@ MEASURED = (
     "iqr",
     "iterations",
     "noisy",
+    "unreliable",
+    "interval_halfwidth",
     "achieved_flops",
     "examples_per_second",
     "peak_memory_bytes",
@@ -45,6 +47,9 @@ COLUMNS = [
     *[f"paper_{tool.lower()}_{card}" for tool in paper.TOOLS for card in paper.GPUS],
     "mean_seconds_per_batch",
     "noisy",
+    "unreliable",
+    "unreliable_reasons",
+    "interval_halfwidth",
     "examples_per_second",
     "peak_memory_bytes",
     "step_flops_per_example",
@@ -65,7 +70,9 @@ CAVEATS = [
     "26,752 classes is 118 M parameters, Table 2 says 55 M). The table below gives each network's parameters "
     "and where its definition came from.",
     "One iteration = forward, backward and an SGD update on one synthetic mini-batch, as in the paper; we "
-    "report the median over the timed iterations and the interquartile range (the paper reports a mean).",
+    "report the median over the timed iterations and the interquartile range (the paper reports a mean); "
+    "beside it, the half-width of the median's 90% interval, and **unreliable** with its reasons where that "
+    "is wider than ±5% (a --quick run's two iterations give none) or other work was seen on the machine.",
     "The paper's cells are its desktop CPU at the same thread count (empty where it reports none); for GPU "
     "rows the paper_<tool>_<card> columns hold its three GPUs.",
 ]
@@ -77,6 +84,16 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.3e}"
     return str(value)
+
+
+def _spread(row: Row) -> str:
+    """How far the median can be trusted: its 90% interval's half-width, and the unreliable mark with its
+    reasons (measure()'s stopping rule and contention signals)."""
+    half = row.get("interval_halfwidth")
+    text = f" (±{half:.0%})" if half is not None else " (no interval)"
+    if row.get("unreliable"):
+        text += f" **unreliable**: {row.get('unreliable_reasons') or ''}"
+    return text
 
 
 def paper_cells(network: str, device: str, threads: int, table: paper.Table) -> Row:
@@ -147,7 +164,8 @@ def markdown(rows: Sequence[Row], info: dict[str, Any], peaks: Sequence[dict[str
         gflops = r["achieved_flops"] / 1e9 if r.get("achieved_flops") else None
         frac = 100 * r["fraction_of_peak"] if r.get("fraction_of_peak") else None
         lines.append(
-            f"| {r['network']} | {r['device']} | {r['threads']} | {r['batch_size']} | {_fmt(ours)} "
+            f"| {r['network']} | {r['device']} | {r['threads']} | {r['batch_size']} | "
+            f"{_fmt(ours)}{_spread(r)} "
             f"| {_fmt(r.get('iqr'), 2)} | {'' if gflops is None else f'{gflops:.1f}'} "
             f"| {'' if frac is None else f'{frac:.0f}%'} | "
             + " | ".join(_fmt(v) for v in tools)

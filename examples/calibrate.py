@@ -92,9 +92,17 @@ for row in job["results"]:
     print(
         f"  batch {row['batch_size']:>3}, {row['threads']} thread(s): {row['seconds_per_batch'] * 1e3:.2f} "
         f"ms per batch, {row['examples_per_second']:,.0f} examples/s"
+        + (
+            f"; unreliable: {'; '.join(r['text'] for r in row['unreliable_reasons'])}"
+            if row.get("unreliable")
+            else ""
+        )
     )
 measured = job["estimate"]
+if measured is None:  # every configuration was measured under contention or imprecisely: nothing published
+    sys.exit(job["summary"]["withheld"])
+low, high = measured["interval"]["seconds_to_train"]
 print(
-    f"measured time to train on {device}: {measured['seconds_to_train']:.1f} s "
-    f"(analytic estimate: {measured['analytic']['seconds_to_train']:.1f} s)"
+    f"measured time to train on {device}: {measured['seconds_to_train']:.1f} s, 90% interval "
+    f"{low:.1f}-{high:.1f} s (analytic estimate: {measured['analytic']['seconds_to_train']:.1f} s)"
 )

@@ -2,8 +2,8 @@
 
 DRF's TokenAuthentication looks the token up through the ORM (`select_related("user").get(key=...)`); building
 that query is about 0.45 ms of Python per request, a sixth of a whole POST /recommendations/ on gunicorn
-(bench/README.md, "api"). The same join written once as SQL costs 0.15 ms. Behaviour is DRF's: the same
-401s and messages, `request.auth` is the Token."""
+(bench/results/api_amd-epyc-2c/README.md). The same join written once as SQL costs 0.15 ms. Behaviour is
+DRF's: the same 401s and messages, `request.auth` is the Token."""
 
 from __future__ import annotations
 

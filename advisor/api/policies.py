@@ -73,7 +73,8 @@ def _depth(value: Any) -> int:
 
 class JSONRenderer(renderers.JSONRenderer):
     """DRF's JSON renderer through orjson: a recommendation (6.5 KB) renders in a tenth of the time, a part of
-    the budget of POST /recommendations/ under load (bench/README.md, "api"). The output is DRF's: compact,
+    the budget of POST /recommendations/ under load (bench/results/api_amd-epyc-2c/README.md). The output is
+    DRF's: compact,
     UTF-8, and anything orjson does not know natively (dates, decimals, lazy strings) goes through DRF's own
     encoder. Indented output (`Accept: application/json; indent=4`) is left to DRF."""
 
@@ -128,6 +129,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
     wait = getattr(exc, "wait", None)  # Throttled's seconds to wait (untyped in the stubs)
+    if response is not None and isinstance(exc, exceptions.Throttled):
+        from advisor.jobs import count_refusal
+
+        count_refusal("calibration", {"throttle": []})
     if response is not None and isinstance(exc, exceptions.Throttled) and wait is not None:
         response.data = {
             "detail": f"too many calibrations submitted; try again in {int(wait) + 1} s "

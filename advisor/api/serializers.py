@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from advisor.api.policies import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE, host_gpus
 from advisor.spread import participants
 
@@ -29,6 +31,48 @@ class _Spread(serializers.Serializer[dict[str, Any]]):
     world = serializers.IntegerField()
     devices = serializers.ListField(child=serializers.CharField(), help_text="device ids in rank order")
     jobs = serializers.ListField(child=serializers.IntegerField(), help_text="job ids in rank order")
+
+
+class _Place(serializers.Serializer[dict[str, Any]]):
+    position = serializers.IntegerField(help_text="1: the next job its device starts (fair-share order)")
+    ahead = serializers.IntegerField(help_text="jobs before it: the running one and those queued before it")
+    expected_start = serializers.DateTimeField(allow_null=True, help_text="null while the device is drained")
+    starts_in_seconds = serializers.FloatField(allow_null=True)
+    draining = serializers.BooleanField(help_text="staff drained the device: nothing starts until undrained")
+
+
+class _Remaining(serializers.Serializer[dict[str, Any]]):
+    remaining_seconds = serializers.FloatField()
+    expected_finish = serializers.DateTimeField()
+    basis = serializers.ChoiceField(
+        choices=["plan", "progress", "limit"],
+        help_text="plan: no step finished yet; progress: paced by the finished steps; limit: its time limit",
+    )
+
+
+_FORECASTERS: WeakKeyDictionary[Any, Forecaster] = WeakKeyDictionary()
+
+
+class Forecasts(serializers.Serializer[Any]):
+    """`queue` and `remaining` of a device job, from its device's queue computed once per response."""
+
+    kind = ""  # the job kind's noun (queueing.KINDS)
+
+    def _forecaster(self) -> Forecaster:
+        root = self.parent if self.parent is not None else self  # a list's items share their list's
+        if root not in _FORECASTERS:
+            _FORECASTERS[root] = Forecaster()
+        return _FORECASTERS[root]
+
+    @extend_schema_field(_Place(allow_null=True))
+    def get_queue(self, job: Any) -> Place | None:
+        """A queued job's place in its device's fair-share queue and its expected start; null otherwise."""
+        return self._forecaster().place(self.kind, job)
+
+    @extend_schema_field(_Remaining(allow_null=True))
+    def get_remaining(self, job: Any) -> Left | None:
+        """A running job's remaining time and expected finish; null otherwise."""
+        return self._forecaster().finish(self.kind, job)
 
 
 class DeviceSerializer(serializers.ModelSerializer[Device]):
@@ -168,8 +212,11 @@ class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
         fields: list[str] = []
 
 
-class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
+class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJob]):
+    kind = "calibration"
     device = serializers.CharField(source="device_id")
+    queue = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
     data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
@@ -203,6 +250,8 @@ class CalibrationSerializer(serializers.ModelSerializer[CalibrationJob]):
             "status",
             "progress",
             "step",
+            "queue",
+            "remaining",
             "results",
             "estimate",
             "summary",

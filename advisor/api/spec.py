@@ -82,7 +82,10 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
 
 
 class _Layer(serializers.Serializer[dict[str, Any]]):
-    kind = serializers.CharField(help_text="a torch.nn class name, or RBM, Reshape, LastStep")
+    kind = serializers.CharField(
+        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, CausalConv1d, "
+        "Residual, Concat (docs/CANDIDATE.md)"
+    )
     args = serializers.DictField(help_text="the constructor's keyword arguments")
 
 
@@ -97,13 +100,25 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     seconds_per_epoch = serializers.FloatField()
     seconds_to_train = serializers.FloatField()
     basis = serializers.ChoiceField(
-        ["catalog", "profiled", "predicted", "measured", "analytic"],
+        ["catalog", "profiled", "predicted", "measured"],
         help_text="catalog: the catalog's peaks (hardware not profiled); profiled: the device's measured "
         "rates; predicted: the profile corrected by the model learned from calibrations; measured: a "
-        "calibration; analytic: the catalog path in recommendations made before profiles",
+        "calibration",
     )
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
+    )
+    interval = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        required=False,
+        help_text="90% bounds [low, high] of seconds_per_batch, seconds_per_epoch and seconds_to_train, from "
+        "the 5th and 95th percentiles of measured / estimated over the basis's validation",
+    )
+    correction = serializers.DictField(
+        required=False,
+        help_text="profiled or predicted, on a device with a learned model: used (whether it timed this), "
+        "text (why), rows, networks, median_error (the correction's, networks left out), "
+        "profile_median_error (the profile's on the same rows)",
     )
     scaling = serializers.DictField(
         required=False,

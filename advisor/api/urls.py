@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from advisor.api import code, views
+from advisor.api import code, docs, metrics, views
 from advisor.api.policies import IdConverter
 
 app_name = "api"
@@ -31,7 +31,9 @@ urlpatterns = [
     path("probes/<id:pk>/code/", code.CodeViewSet.as_view({"get": "probe"}), name="probe-code"),
     path("devices/", views.DeviceList.as_view(), name="devices"),
     path("catalog/gpus/", views.GpuCatalog.as_view(), name="catalog-gpus"),
+    path("metrics/", metrics.Metrics.as_view(), name="metrics"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("redoc/redoc.standalone.js", docs.redoc_bundle, name="redoc-bundle"),
 ]

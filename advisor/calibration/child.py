@@ -16,11 +16,13 @@ from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
-from advisor.calibration.words import threads_text
+from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
+from advisor.engine.units import threads_text
 
-PLATEAU_GAIN = 1.05  # a doubling that adds less than 5% examples/s counts towards the plateau
-PLATEAU_DOUBLINGS = 2
-PRUNE_MARGIN = 0.25  # a doubling sweep stops timing thread counts this much slower than the best
+# A configuration's timing may go on past min_seconds (measure()'s stopping rule) up to this share of the
+# budget left per configuration still planned (the rest pays for building, warm-up, gathering and the
+# live-tensor pass), and never beyond MAX_SECONDS_FACTOR x min_seconds.
+TIMING_SHARE = 0.6
 
 
 class EventSink(Protocol):
@@ -92,6 +94,16 @@ class _Sweep:
         estimate = last_seconds * batch / last_batch
         return time.monotonic() - self.started + estimate > float(self.payload["budget_s"])
 
+    def max_seconds(self) -> float:
+        """This configuration's share of the time left: how long its timing may go on to pin its median."""
+        from advisor.calibration.measure import MAX_SECONDS_FACTOR
+
+        p = self.payload
+        left = float(p["budget_s"]) - (time.monotonic() - self.started)
+        share = TIMING_SHARE * left / max(1, self.total - self.done)
+        minimum = float(p["min_seconds"])
+        return max(minimum, min(share, MAX_SECONDS_FACTOR * minimum))
+
     def run(self, batch: int, threads: int) -> dict[str, Any]:
         step = f"batch {batch}, {threads_text(threads)}: timing"
         self.events.put(
@@ -108,6 +120,7 @@ class _Sweep:
             min_seconds=float(p["min_seconds"]),
             warmup=int(p["warmup"]),
             memory_limit_bytes=p.get("memory_limit_bytes"),
+            max_seconds=self.max_seconds(),
         )
         if result["status"] == "ok":
             self._add_gathering(result, batch, threads)
@@ -122,7 +135,7 @@ class _Sweep:
 
     def _add_gathering(self, result: dict[str, Any], batch: int, threads: int) -> None:
         """A real epoch also gathers each shuffled batch from the data set, which measure()'s synthetic batch
-        skips (bench epoch: the mean step plus this came within 8.8% of a real epoch). The data set it gathers
+        skips (bench epoch: the step statistic plus this predicts a real epoch). The data set it gathers
         from takes at most a quarter of a memory cap; where even that does not fit, the row goes without."""
         from advisor.calibration.epoch import GATHER_CAP_BYTES
         from advisor.calibration.measure import is_out_of_memory
@@ -149,8 +162,9 @@ class _Sweep:
 def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
     """Measure the planned configurations, ascending in batch size; stop early at out-of-memory, at the soft
     time budget, or (doubling sweeps) at a throughput plateau. A doubling sweep also drops thread counts that
-    were more than PRUNE_MARGIN slower than the best at the previous batch size: the full thread scaling is
-    measured at the first batch size, and hopeless configurations do not eat the time limit."""
+    were more than PRUNE_MARGIN slower than the best at the previous batch size (unless that measurement was
+    unreliable): the full thread scaling is measured at the first batch size, and hopeless configurations do
+    not eat the time limit."""
     _apply_memory_limit(payload)
     configs = payload.get("configs")
     if configs:
@@ -166,6 +180,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
         thread_list = [t for t in planned if t in active] if doubling else planned
         sweep.total -= len(planned) - len(thread_list)
         rates: dict[int, float] = {}
+        doubtful: set[int] = set()  # unreliable: no ground to drop the thread count
         for t in thread_list:
             if sweep.out_of_time(batch, t):
                 budget = payload.get("budget_name", "time limit")
@@ -174,13 +189,12 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
             if result["status"] == "oom":
                 return sweep.finish(f"out of memory at batch {batch}")
             rates[t] = float(result["examples_per_second"])
+            if result.get("unreliable"):
+                doubtful.add(t)
         sweep.last_ok_batch = batch
         if not doubling:
             continue
-        top = max(rates.values())
-        active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN)]
-        flat = flat + 1 if top < best_rate * PLATEAU_GAIN else 0
-        best_rate = max(best_rate, top)
+        active, best_rate, flat = after_batch(rates, best_rate, flat, frozenset(doubtful))
         if payload.get("stop_on_plateau", True) and flat >= PLATEAU_DOUBLINGS:
             return sweep.finish(
                 f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"

@@ -2,8 +2,9 @@
 
 Prediction: seconds per batch x batches per epoch, where a last, partial batch counts in proportion to its
 size (a step's time grows about linearly with the batch once the batch is not tiny). Time to train is that
-times the epochs (docs/ARCHITECTURE.md, methodology). On a busy machine, predict from measure()'s
-`mean_seconds_per_batch`: an epoch pays for every stall, which the median leaves out.
+times the epochs (docs/ARCHITECTURE.md, methodology). A calibration predicts from measure()'s
+`trimmed_mean_seconds_per_batch` plus gathering (engine.robust.headline_step): an epoch pays for the steps
+slower than the median, which the median leaves out, but not for one stall that a short measurement caught.
 """
 
 from __future__ import annotations

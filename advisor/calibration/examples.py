@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.engine.families import AE, CNN, FFN, GAN, LSTM, RBM
-from advisor.engine.families.family import DISCRIMINATOR, GENERATOR, LOSS_ADVERSARIAL, LOSS_CD1, MODEL
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1
+from advisor.engine.families.roles import DISCRIMINATOR, GENERATOR, MODEL
 
 Candidate = dict[str, Any]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from advisor.calibration.allocator import JEMALLOC_CONF, SOURCE, TUNED_GLIBC_ENV
-from advisor.calibration.words import threads_text
+from advisor.engine.units import duration, ratio, threads_text
 
 RULE = "cpu.allocator"
 MIN_GAIN = 0.03  # below 3% less time the difference is within run-to-run noise: keep the default
@@ -16,8 +16,17 @@ def _ok(results: Sequence[dict[str, Any]], allocator: str) -> list[dict[str, Any
     return [e for e in results if e["allocator"] == allocator and e["result"]["status"] == "ok"]
 
 
+def _unreliable(e: dict[str, Any]) -> bool:
+    return bool(e["result"].get("unreliable"))
+
+
 def _per_example(e: dict[str, Any]) -> float:
     return float(e["result"]["seconds_per_batch"]) / int(e["batch_size"])
+
+
+def _fastest(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest per example, among the reliable configurations where there are any."""
+    return min(rows, key=lambda e: (_unreliable(e), _per_example(e)))
 
 
 def _share(e: dict[str, Any]) -> float:
@@ -29,7 +38,7 @@ def _share(e: dict[str, Any]) -> float:
 def system_share(results: Sequence[dict[str, Any]]) -> float:
     """System time as a share of CPU time per step, at the fastest default-allocator configuration."""
     ok = _ok(results, "default")
-    return _share(min(ok, key=_per_example)) if ok else 0.0
+    return _share(_fastest(ok)) if ok else 0.0
 
 
 def configs_to_recheck(results: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
@@ -38,8 +47,13 @@ def configs_to_recheck(results: Sequence[dict[str, Any]]) -> list[tuple[int, int
     ok = _ok(results, "default")
     if not ok:
         return []
-    best = min(ok, key=_per_example)
+    best = _fastest(ok)
     return [(int(best["batch_size"]), int(best["threads"]))]
+
+
+def _times(speedup: float) -> str:
+    """The tuned step's time as a multiple of the default's: "x0.80" (20% less), "x3.41" (slower)."""
+    return ratio(1.0 / speedup)
 
 
 def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold: float) -> dict[str, Any]:
@@ -63,6 +77,7 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
                 "tuned_minor_faults_per_step": e["result"]["minor_faults_per_step"],
                 "default_system_share": _share(d),
                 "tuned_system_share": _share(e),
+                "unreliable": _unreliable(d) or _unreliable(e),
             }
         )
     finding: dict[str, Any] = {
@@ -85,18 +100,24 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
             "the allocator was not re-measured."
         )
         return finding
-    best = min(pairs, key=lambda p: p["tuned_seconds_per_batch"] / p["batch_size"])
+    best = min(pairs, key=lambda p: (p["unreliable"], p["tuned_seconds_per_batch"] / p["batch_size"]))
     finding["gain"] = best["gain"]
     settings = " ".join(f"{k}={v}" for k, v in TUNED_GLIBC_ENV.items())
     where = f"batch {best['batch_size']}, {threads_text(best['threads'])}"
     measured = (
         f"at {where}, system time was {best['default_system_share']:.0%} of CPU time with glibc's default "
         f"malloc ({best['default_minor_faults_per_step']:.0f} page faults per step); with {settings} "
-        f"a step took "
-        f"{best['tuned_seconds_per_batch']:.3g} s instead of {best['default_seconds_per_batch']:.3g} s "
-        f"({best['gain']:.0%} less time, {best['tuned_minor_faults_per_step']:.0f} page faults per step)"
+        f"a step took {duration(best['tuned_seconds_per_batch'])} instead of "
+        f"{duration(best['default_seconds_per_batch'])} "
+        f"({_times(best['speedup'])} the time, "
+        f"{best['tuned_minor_faults_per_step']:.0f} page faults per step)"
     )
-    if best["gain"] >= MIN_GAIN:
+    if best["unreliable"]:  # measured under contention or imprecisely: no ground for a change
+        finding["text"] = (
+            f"Measured {measured}; but a measurement of that pair was unreliable (see its configurations), "
+            "so the default allocator stays until a quieter calibration measures it."
+        )
+    elif best["gain"] >= MIN_GAIN:
         finding.update(recommended="tuned", env=dict(TUNED_GLIBC_ENV))
         finding["text"] = (
             f"Measured {measured}. Start training with {settings}, or with jemalloc preloaded "

@@ -1,8 +1,8 @@
 """Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
-the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, and container kinds the engine may add), which
-live in CUSTOM_KINDS below.
+the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, and container kinds the engine
+may add), which live in CUSTOM_KINDS below.
 """
 
 from __future__ import annotations
@@ -14,12 +14,21 @@ from torch import nn
 
 # The advisor's own layer kinds and its initialisation are pieces a code download copies (advisor/export/):
 # one definition each, so that a downloaded model.py builds what the calibration and the probe build.
-from advisor.export.pieces.layers import RBM, Concat, LastStep, Reshape, Residual, SequenceOutput
+from advisor.export.pieces.layers import (
+    RBM,
+    CausalConv1d,
+    Concat,
+    LastStep,
+    Reshape,
+    Residual,
+    SequenceOutput,
+)
 from advisor.export.pieces.setup import init_small
 
 __all__ = [
     "CUSTOM_KINDS",
     "RBM",
+    "CausalConv1d",
     "Concat",
     "LastStep",
     "Reshape",
@@ -52,6 +61,7 @@ CUSTOM_KINDS: dict[str, Callable[[Mapping[str, Any]], nn.Module]] = {
     "RBM": lambda a: RBM(int(a["visible"]), int(a["hidden"])),
     "Reshape": lambda a: Reshape(a["shape"]),
     "LastStep": lambda a: LastStep(),
+    "CausalConv1d": lambda a: CausalConv1d(**a),
     "Residual": _build_residual,
     "Concat": _build_concat,
 }

@@ -2,9 +2,12 @@
 
 Method (docs/ARCHITECTURE.md, methodology): synthetic data of the candidate's shapes is made on the
 device and given new values before each step's clock starts (an epoch brings new data every step); `warmup`
-steps are run and discarded; then whole steps (forward, loss, backward, optimiser step) are timed one by one
-until both `min_iterations` and `min_seconds` are reached. We report the median and the IQR of the per-step
-times (flagged noisy when IQR/median > 10%), never a single run. On CUDA each step is bracketed by CUDA events
+steps are run and discarded; then whole steps (forward, loss, backward, optimiser step) are timed one by one,
+at least `min_iterations` and `min_seconds`, then until the median's 90% interval (order statistics) is within
+±5% of it or the configuration's time runs out (StoppingRule). We report the median and the IQR of the
+per-step times (flagged noisy when IQR/median > 10%: descriptive), never a single run, and what could be seen
+of other work on the device meanwhile (contention.py); a configuration whose median stayed imprecise or
+that ran under contention is `unreliable`, with its reasons. On CUDA each step is bracketed by CUDA events
 (the host never waits inside the timed loop, so launch overhead is not inflated) and the device is
 synchronised before and after the loop. User/system CPU time and page faults come from getrusage over the
 timed loop, per step, less what refilling the batch cost: system time and minor faults expose an allocator
@@ -14,15 +17,18 @@ that returns memory to the OS every step.
 from __future__ import annotations
 
 import contextlib
+import math
 import resource
 import statistics
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from advisor.calibration.allocator import current_allocator
+from advisor.calibration.contention import Probe, judge
 from advisor.calibration.memory import (
     live_tensor_peak,
     peak_rss_bytes,
@@ -32,8 +38,10 @@ from advisor.calibration.memory import (
     total_ram_bytes,
 )
 from advisor.calibration.steps import Batch, TrainingStep, make_step
+from advisor.engine.robust import PRECISION, median_interval, relative_halfwidth, trimmed_mean
 
-NOISY_IQR_FRACTION = 0.10
+NOISY_IQR_FRACTION = 0.10  # `noisy`: descriptive only (what acts is `unreliable`, docs/CONTRACT.md)
+MAX_SECONDS_FACTOR = 6  # measure() alone times a configuration for at most this many times min_seconds
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -71,6 +79,35 @@ def _usage() -> tuple[float, ...]:
     return tuple(float(getattr(now, f)) for f in _USAGE_FIELDS)
 
 
+@dataclass
+class StoppingRule:
+    """When to stop timing one configuration: after `min_iterations` steps and `min_seconds`, once the
+    median's CONFIDENCE interval (order statistics, engine.robust) is within ±`precision` of the median, or
+    at `max_seconds` (the configuration's share of the job's time), whichever comes first. The interval is
+    checked at steps growing by a quarter (sorting every step would cost O(n^2) on fast steps)."""
+
+    min_iterations: int
+    min_seconds: float
+    max_seconds: float
+    precision: float = PRECISION
+    next_check: int = 0
+    stopped: str = ""  # "precise" or "time": why timing stopped
+
+    def done(self, count: int, elapsed: float, samples: Callable[[], list[float]]) -> bool:
+        if count < self.min_iterations or elapsed < self.min_seconds:
+            return False
+        if elapsed >= self.max_seconds:
+            self.stopped = "time"
+            return True
+        if count < self.next_check:
+            return False
+        self.next_check = max(count + 1, math.ceil(count * 1.25))
+        if relative_halfwidth(samples()) <= self.precision:
+            self.stopped = "precise"
+            return True
+        return False
+
+
 def time_steps(
     run: Callable[[Batch], None],
     batch: Batch,
@@ -80,11 +117,17 @@ def time_steps(
     min_seconds: float,
     warmup: int,
     refill: Callable[[], None] | None = None,
+    max_seconds: float | None = None,
+    precision: float = PRECISION,
+    clock: Callable[[], float] = time.perf_counter,
+    probe: Probe | None = None,
 ) -> dict[str, Any]:
-    """The timing loop: per-step seconds plus rusage deltas per step.
+    """The timing loop: per-step seconds plus rusage deltas per step, timed until StoppingRule says so
+    (`max_seconds` None: at the minimums, the interval only reported).
 
     With `refill`, every step trains on new values in the batch's memory (steps.Draw),
-    drawn before its clock starts; their CPU time and faults are left out of the per-step figures."""
+    drawn before its clock starts; their CPU time and faults are left out of the per-step figures. `clock`
+    times the steps on a CPU (a test injects a synthetic one); `probe` samples the machine between steps."""
     for _ in range(warmup):
         if refill is not None:
             refill()
@@ -94,9 +137,21 @@ def time_steps(
         torch.cuda.synchronize(dev)
     host: list[float] = []
     events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+
+    def so_far() -> list[float]:
+        if not cuda:
+            return host
+        torch.cuda.synchronize(dev)  # between steps, outside any timed pair
+        return [a.elapsed_time(b) / 1000.0 for a, b in events]
+
+    rule = StoppingRule(
+        min_iterations, min_seconds, min_seconds if max_seconds is None else max_seconds, precision
+    )
     making = [0.0] * len(_USAGE_FIELDS)  # what refilling cost, taken off the loop's usage
+    if probe is not None:
+        probe.start()
     before = _usage()
-    start = time.perf_counter()
+    start = clock()
     while True:
         if refill is not None:
             u0 = _usage()
@@ -108,26 +163,38 @@ def time_steps(
             run(batch)
             pair[1].record()
             events.append(pair)
-            now = time.perf_counter()
+            now = clock()
         else:
-            t0 = time.perf_counter()
+            t0 = clock()
             run(batch)
-            now = time.perf_counter()
+            now = clock()
             host.append(now - t0)
-        count = len(events) if cuda else len(host)
-        if count >= min_iterations and now - start >= min_seconds:
+        if probe is not None:
+            probe.tick()
+        if rule.done(len(events) if cuda else len(host), now - start, so_far):
             break
     if cuda:
         torch.cuda.synchronize(dev)
         host = [a.elapsed_time(b) / 1000.0 for a, b in events]
     user, system, minor, major = (b - a - m for a, b, m in zip(before, _usage(), making, strict=True))
     n = len(host)
+    timed = sum(host)
+    contention = None
+    if probe is not None:
+        cpu = None if cuda else user + system
+        contention = probe.finish(cpu_seconds=cpu, timed_seconds=timed, threads=torch.get_num_threads())
+    interval = median_interval(host)
+    halfwidth = relative_halfwidth(host)
     return {
         "samples": host,
         "user_seconds_per_step": user / n,
         "system_seconds_per_step": system / n,
         "minor_faults_per_step": minor / n,
         "major_faults_per_step": major / n,
+        "median_interval": list(interval) if interval else None,
+        "interval_halfwidth": halfwidth if math.isfinite(halfwidth) else None,  # None: too few steps
+        "stopped": "minimum" if max_seconds is None else rule.stopped,
+        "contention": contention,
     }
 
 
@@ -155,11 +222,17 @@ def measure(
     min_seconds: float = 1.0,
     warmup: int = 2,
     memory_limit_bytes: int | None = None,
+    max_seconds: float | None = None,
+    precision: float = PRECISION,
 ) -> dict[str, Any]:
     """One measured configuration (docs/CONTRACT.md, Python entry points).
 
-    Out of memory is a result (status "oom"), not an exception. `memory_limit_bytes` only names the capacity
-    in that message; the cap itself is enforced by the job's child process (runner.py).
+    Steps are timed until the median is known within ±`precision` (StoppingRule), for at most `max_seconds`
+    (default MAX_SECONDS_FACTOR x min_seconds; a sweep passes the configuration's share of the job's time);
+    a configuration whose median stayed imprecise, or during which other work was seen on the device
+    (contention.py), is `unreliable`, with its reasons. Out of memory is a result (status "oom"), not an
+    exception. `memory_limit_bytes` only names the capacity in that message; the cap itself is enforced by
+    the job's child process (runner.py).
     """
     dev = torch.device(device)
     previous_threads = torch.get_num_threads()
@@ -204,6 +277,11 @@ def measure(
                 min_seconds=min_seconds,
                 warmup=warmup,
                 refill=lambda: step.refill(batch),
+                max_seconds=max(
+                    min_seconds, MAX_SECONDS_FACTOR * min_seconds if max_seconds is None else max_seconds
+                ),
+                precision=precision,
+                probe=Probe(cuda_index=dev.index if dev.type == "cuda" else None),
             )
             memory: dict[str, Any] = {"rss_growth_bytes": None, "max_memory_reserved_bytes": None}
             if dev.type == "cuda":
@@ -245,18 +323,28 @@ def measure(
             "max_memory_reserved_bytes": None,
             "achieved_flops": None,
             "noisy": False,
+            "unreliable": False,
+            "unreliable_reasons": [],
             "samples": [],
         }
     seconds, iqr = summarise_samples(timing["samples"])
+    reasons = judge(
+        timing["contention"],
+        halfwidth=timing["interval_halfwidth"] if timing["interval_halfwidth"] is not None else math.inf,
+        timed_seconds=sum(timing["samples"]),
+        iterations=len(timing["samples"]),
+    )
     return {
         **common,
         **info,
         "status": "ok",
         "message": "",
         "seconds_per_batch": seconds,
-        # The mean charges every stall (preemption by other processes, page-fault storms) as a whole epoch
-        # does; on a quiet machine it equals the median. Epoch predictions on a busy machine should use it.
+        # The mean charges every stall (preemption by other processes, page-fault storms); one long stall
+        # among few steps moves it far (a 7x headline in issue 24), so the headline takes the trimmed mean
+        # (engine.robust.headline_step, chosen by bench epoch)
         "mean_seconds_per_batch": statistics.fmean(timing["samples"]),
+        "trimmed_mean_seconds_per_batch": trimmed_mean(timing["samples"]),
         "iqr": iqr,
         "iterations": len(timing["samples"]),
         "examples_per_second": batch_size / seconds,
@@ -264,5 +352,7 @@ def measure(
         **memory,
         "achieved_flops": info["step_flops_per_example"] * batch_size / seconds,
         "noisy": iqr / seconds > NOISY_IQR_FRACTION,
+        "unreliable": bool(reasons),
+        "unreliable_reasons": reasons,
         **timing,
     }

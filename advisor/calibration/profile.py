@@ -1,11 +1,11 @@
 """`profile_device()`: measure the rates the engine's cost model reads (advisor.engine.profile), with torch.
 
 At each thread count from 1 to the physical cores (one count on CUDA), forward + backward of one layer of
-each kind at several sizes (Linear, Conv2d, LSTM, an activation), one optimiser step at several parameter
-counts and tensor counts, and the fixed cost of a step; the thread counts are measured point by point, next
-to each other, so that they are compared under the same load. Each point is the median of repeated runs
-after a warm-up; the whole profile takes about 8 s per thread count on a quiet 2-core VM (bench/README.md,
-"predict").
+each kind at several sizes (Linear, Conv2d, CausalConv1d, LSTM, RNN, an activation), one optimiser step at
+several parameter counts and tensor counts, and the fixed cost of a step; the thread counts are measured
+point by point, next to each other, so that they are compared under the same load. Each point is the median
+of repeated runs after a warm-up; the whole profile takes about 8 s per thread count on a quiet 2-core VM
+(bench/results/predict_amd-epyc-2c_ab-point-length/README.md).
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ from torch import nn
 
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.devices import cpu_model_name, physical_cores
+from advisor.calibration.layers import CausalConv1d
 from advisor.engine.costmodel import LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
-from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
+from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
 # per measured point: enough repetitions for a stable median on a noisy VM. At 0.06 s (and 0.3 s whole
 # steps) six profiles of one quiet machine gave the grid of `bench predict` a median error of 15-32% and a
 # thread choice within 5% of the best in 45-85% of configurations; at 2.5 times as long, 15-27% and 67-82%,
-# scored on the same measured grids (bench/README.md, "predict", point length), for 15-17 s instead of 7-9 s
+# scored on the same measured grids (bench/results/predict_amd-epyc-2c_ab-point-length/README.md), for 15-17 s
+# instead of 7-9 s
 POINT_SECONDS = 0.15
 # the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
 # was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
@@ -44,6 +46,10 @@ WHOLE_STEP_SECONDS = 0.75
 LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
 CONV_SIZES = ((32, 1, 8, 28), (32, 8, 16, 14), (32, 16, 32, 16), (32, 32, 64, 16), (32, 64, 64, 24))
+# (batch, channels in and out, steps, kernel, dilation) of a causal convolution over time steps, from a
+# small temporal network's first layer to a wide, long one: the 2-D convolutions' curve priced the small
+# ones 4-6x too high here (bench/results/curves_amd-epyc-2c/README.md)
+CONV1D_SIZES = ((32, 8, 32, 3, 1), (32, 32, 64, 3, 2), (32, 64, 128, 3, 4), (32, 128, 256, 3, 8))
 LSTM_SIZES = (
     (32, 16, 32),
     (32, 64, 64),
@@ -56,9 +62,10 @@ VALUES = (1_000, 30_000, 300_000, 3_000_000)
 PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
 # A GPU's curves need points far larger than a CPU's to leave the launch-bound region: at the CPU's sizes an
 # H100's largest product took 0.18 ms at 5e8 FLOPs (3 TFLOP/s), and everything beyond it was extrapolated at
-# that rate, 10x slow (bench/results/cuda_2026-11-23_h100-80gb-hbm3/)
+# that rate, 10x slow (bench/results/cuda_h100-80gb-hbm3/README.md)
 CUDA_LINEAR_SIZES = ((1024, 2048, 2048), (4096, 4096, 4096))
 CUDA_CONV_SIZES = ((128, 64, 128, 32), (256, 128, 128, 32))
+CUDA_CONV1D_SIZES = ((128, 256, 512, 3, 4), (256, 512, 1024, 3, 8))
 CUDA_LSTM_SIZES = ((256, 512, 512), (1024, 1024, 1024))
 CUDA_VALUES = (30_000_000, 300_000_000)
 CUDA_PARAMETERS = (30_000_000,)
@@ -128,8 +135,8 @@ def _sequence_exponent(
 ) -> tuple[float, list[float]]:
     """How per-step seconds of a small LSTM grow from LSTM_STEPS to LONG_STEPS time steps (the exponent,
     at least 0) and the two per-step seconds themselves, kept: the grid's long LSTMs measured about half the
-    8-step point's per-step cost (bench/README.md, "predict", 2026-11-23), which an exponent clamped at 0
-    cannot show."""
+    8-step point's per-step cost (bench/results/predict_amd-epyc-2c_quiet/README.md), which an exponent
+    clamped at 0 cannot show."""
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
@@ -161,7 +168,8 @@ class _Interleaved:
     The thread counts were profiled one after the other, 10 s apart, and a shared machine's load moves in
     that time: one count's points taken under more load made every 2-thread prediction of a run slower (or
     faster) than the 1-thread one, and the plan picked the wrong count for 10 to 20 of 60 configurations of
-    `bench predict` in some runs (bench/README.md, "predict"). Measured next to each other, in ABBA order so
+    `bench predict` in some runs (bench/results/predict_amd-epyc-2c_ab-sequential-vs-interleaved/README.md).
+    Measured next to each other, in ABBA order so
     that a steady drift cancels, both counts see the same machine, and the choice between them is a
     comparison of like with like."""
 
@@ -196,7 +204,7 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
         for depth in (1, 3)
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
-    linear, conv, recurrent, simple, elementwise = [], [], [], [], []
+    linear, conv, conv1d, recurrent, simple, elementwise = [], [], [], [], [], []
     for b, i, o in LINEAR_SIZES + (CUDA_LINEAR_SIZES if cuda else ()):
         x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
         linear.append((2.0 * b * i * o, each(partial(_fwd_bwd, dense, x, sync, r))))
@@ -204,6 +212,10 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         kernel = nn.Conv2d(ci, co, 3, padding=1).to(dev)
         conv.append((2.0 * b * co * side * side * ci * 9, each(partial(_fwd_bwd, kernel, x, sync, r))))
+    for b, ch, steps, k, d in CONV1D_SIZES + (CUDA_CONV1D_SIZES if cuda else ()):
+        x = torch.rand(b, steps, ch, device=dev, requires_grad=True)
+        causal = CausalConv1d(ch, ch, k, d).to(dev)
+        conv1d.append((2.0 * b * ch * steps * ch * k, each(partial(_fwd_bwd, causal, x, sync, r))))
     for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
         lstm, rnn = nn.LSTM(i, h, batch_first=True).to(dev), nn.RNN(i, h, batch_first=True).to(dev)
@@ -239,8 +251,9 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
         rates: ThreadProfile = {
             "linear": [[size, net(t[count])] for size, t in linear],
             "conv": [[size, net(t[count])] for size, t in conv],
+            "conv1d": [[size, net(t[count])] for size, t in conv1d],
             "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
-            "rnn": [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
+            PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {

@@ -6,7 +6,8 @@ pool, autograd and the optimiser (Adam's imports and its first-step state path),
 for the process's life and belong to no network. `training_rss_growth()` then records the resident set,
 resets the kernel's high-water mark and trains the network: the figure is the high-water mark less that
 base. No malloc_trim in between: a trim would hand the heap's free pages back, and the network's blocks,
-landing in those holes, would count pages a fresh process never gave back (bench/README.md, "memory").
+landing in those holes, would count pages a fresh process never gave back
+(bench/results/memory_intel-xeon-2c_resident/README.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 from advisor.calibration.memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 from advisor.calibration.steps import make_step
 from advisor.engine.families import FFN
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 
 # A two-layer perceptron for 16 features: a few kB of weights, so its own pages are noise next to any
 # network of the 30 MB the target covers.

@@ -170,6 +170,12 @@ def run_job(
         recheck = configs_to_recheck(results)
         sys_share = system_share(results)
         if recheck and sys_share >= plan.system_share_threshold:
+            # said before the second child starts, so that the remaining time counts its start-up too
+            step = f"re-measuring {len(recheck)} under the tuned allocator"
+            total = len(results) + len(recheck)
+            on_event(
+                {"type": "progress", "done": len(results), "total": total, "step": step, "restart": True}
+            )
             payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
             payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
             status, error, _ = _run_child(

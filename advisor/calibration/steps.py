@@ -27,22 +27,8 @@ from torch import nn
 
 from advisor.calibration.flops import probe
 from advisor.calibration.layers import RBM, build
-from advisor.engine.families import family_of
-from advisor.engine.families.family import (
-    ADVERSARIAL,
-    BACKPROP,
-    CLASSIFIER,
-    CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    MODEL,
-    PRETRAINED,
-    STACK,
-    VARIATIONAL,
-    Step,
-)
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.export.pieces.cd import cd1 as cd1_gradients  # CD-1, one definition for downloads too
 
 Batch = tuple[torch.Tensor, ...]
@@ -63,9 +49,9 @@ class Draw:
     """How one tensor of a synthetic batch, [batch, *shape], is drawn; the same draw redraws it in place.
 
     measure() redraws its batch before every timed step: on one repeated batch, data-dependent kernels (ReLU,
-    max-pooling, the loss) learn the pattern and a small CNN's step ran 3-9% fast (bench/README.md,
-    "harness"). In place, because allocating a new batch per step changes the page faults and peak memory
-    that measure() reports."""
+    max-pooling, the loss) learn the pattern and a small CNN's step ran 3-9% fast
+    (bench/results/harness_amd-epyc-2c/README.md). In place, because allocating a new batch per step changes
+    the page faults and peak memory that measure() reports."""
 
     kind: str  # "unit": uniform [0, 1), valid for every loss; "ids": integers below `high`; "coins"; "normal"
     shape: tuple[int, ...]
@@ -181,11 +167,11 @@ def _backprop_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    model = nets[MODEL]
+    model = nets[roles.MODEL]
     target = io.get("target") or "class"
     default_loss = {"class": "cross_entropy", "class_per_step": "cross_entropy"}.get(target, "mse")
     loss_name = str(training.get("loss") or default_loss)
-    sigmoid_out = _last_is_sigmoid(candidate["networks"][MODEL])
+    sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.MODEL])
     x = _input_draw(io, dev)
     flops, out_shape = probe(model, x.new(2))
     opt = _optimizer(model.parameters(), training)
@@ -210,14 +196,14 @@ def _backprop_step(
         _backward(loss)
         opt.step()
 
-    return TrainingStep(family, nets, run, draws, {MODEL: flops}, 3 * flops, "3 F (forward + backward)")
+    return TrainingStep(family, nets, run, draws, {roles.MODEL: flops}, 3 * flops, "3 F (forward + backward)")
 
 
 def _gan_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    gen, disc = nets[GENERATOR], nets[DISCRIMINATOR]
+    gen, disc = nets[roles.GENERATOR], nets[roles.DISCRIMINATOR]
     latent = int(io["latent_size"])
     g_flops, _ = probe(gen, torch.randn(2, latent, device=dev))
     images = _input_draw(io, dev)
@@ -247,7 +233,7 @@ def _gan_step(
         nets,
         run,
         (images,),
-        {GENERATOR: g_flops, DISCRIMINATOR: d_flops},
+        {roles.GENERATOR: g_flops, roles.DISCRIMINATOR: d_flops},
         3 * g_flops + 9 * d_flops,
         "3 G + 9 D (discriminator step on real and fake, then generator step through D)",
     )
@@ -257,12 +243,12 @@ def _vae_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    enc, dec = nets[ENCODER], nets[DECODER]
+    enc, dec = nets[roles.ENCODER], nets[roles.DECODER]
     latent = int(io["latent_size"])
     x = _input_draw(io, dev)
     e_flops, _ = probe(enc, x.new(2))
     d_flops, _ = probe(dec, torch.randn(2, latent, device=dev))
-    sigmoid_out = _last_is_sigmoid(candidate["networks"][DECODER])
+    sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.DECODER])
     rec_name = "bce" if sigmoid_out else "mse"
     opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
 
@@ -284,7 +270,7 @@ def _vae_step(
         nets,
         run,
         (x,),
-        {ENCODER: e_flops, DECODER: d_flops},
+        {roles.ENCODER: e_flops, roles.DECODER: d_flops},
         3 * (e_flops + d_flops),
         "3 (E + D) (reparameterised ELBO, forward + backward)",
     )
@@ -294,7 +280,7 @@ def _rbm_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    model = nets[MODEL]
+    model = nets[roles.MODEL]
     rbms = _rbms(model)
     v = _input_draw(io, dev, flat=True)
     flops, _ = probe(model, v.new(2))
@@ -307,14 +293,14 @@ def _rbm_step(
             x = cd1_gradients(rbm, x)
         opt.step()
 
-    return TrainingStep(family, nets, run, (v,), {MODEL: flops}, 5 * flops, "5 F (CD-1)")
+    return TrainingStep(family, nets, run, (v,), {roles.MODEL: flops}, 5 * flops, "5 F (CD-1)")
 
 
 def _dbn_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
-    stack, classifier = nets[STACK], nets[CLASSIFIER]
+    stack, classifier = nets[roles.STACK], nets[roles.CLASSIFIER]
     rbms = _rbms(stack)
     visible = _input_draw(io, dev, flat=True)
     x2 = visible.new(2)
@@ -341,7 +327,7 @@ def _dbn_step(
         nets,
         run,
         (visible, labels),
-        {STACK: r_flops, CLASSIFIER: c_flops},
+        {roles.STACK: r_flops, roles.CLASSIFIER: c_flops},
         8 * r_flops + 3 * c_flops,
         "8 R + 3 C (CD-1 on every RBM, then one fine-tuning step)",
         ["one dbn step = one pretraining batch on every RBM plus one fine-tuning batch"],

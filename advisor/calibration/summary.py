@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from advisor.calibration.devices import physical_cores as detect_physical_cores
-from advisor.calibration.words import threads_text
 from advisor.engine.batching import BATCH_TOLERANCE, smallest_near_fastest
 from advisor.engine.rules import RULES_BY_ID
+from advisor.engine.units import duration, rate, threads_text
 
 THREADS_RULE = "cpu.threads.physical"  # the plan's rule without a profile; an old job judged by it
 THREADS_SOURCE = "W §III-F, Table I; S §5"
@@ -49,6 +49,27 @@ def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _doubtful(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An unreliable configuration, with why (measure()'s unreliable_reasons)."""
+    return {
+        "batch_size": row["batch_size"],
+        "threads": row["threads"],
+        "allocator": row["allocator"],
+        "seconds_per_batch": row["seconds_per_batch"],
+        "reasons": list(row.get("unreliable_reasons") or []),
+    }
+
+
+def unreliable_text(doubtful: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per unreliable configuration: which, and why."""
+    return " ".join(
+        f"Batch {d['batch_size']}, {threads_text(d['threads'])} ({d['allocator']} allocator): "
+        + "; ".join(str(r["text"]) for r in d["reasons"])
+        + "."
+        for d in doubtful
+    )
+
+
 def sweep_summary(
     results: Sequence[Mapping[str, Any]],
     *,
@@ -60,9 +81,13 @@ def sweep_summary(
     whether the measurement disagrees with the recommendation's plan. `results` are result events or flat
     rows (measure() dicts with batch_size); `plan` is plain data from the recommendation (JobPlan.recommended:
     threads, threads_basis "cores" | "profiled" | "measured", device, batch_size, batch_rule, batch_max).
-    Without it the threads are judged against the physical cores (rule cpu.threads.physical), saying so."""
+    Without it the threads are judged against the physical cores (rule cpu.threads.physical), saying so.
+    Unreliable configurations (measure()'s `unreliable`) decide nothing: they are listed in `unreliable` with
+    their reasons, and everything else is read from the reliable ones."""
     rows = _rows(results)
-    ok = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
+    measured = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
+    ok = [r for r in measured if not r.get("unreliable")]
+    doubtful = [_doubtful(r) for r in measured if r.get("unreliable")]
     oom = [
         {"batch_size": r["batch_size"], "message": r.get("message", "")} for r in rows if r["status"] == "oom"
     ]
@@ -74,6 +99,7 @@ def sweep_summary(
             "oom": oom,
             "threads_rule": None,
             "batch_rule": None,
+            "unreliable": doubtful,
             "reasons": [],
         }
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
@@ -107,10 +133,11 @@ def sweep_summary(
         "oom": oom,
         "threads_rule": None,
         "batch_rule": _batch_verdict(batch_scaling, plan or {}),
+        "unreliable": doubtful,
         "reasons": [],
     }
     if str(fastest.get("device", "cpu")).startswith("cpu"):
-        verdict = _threads_verdict(at_batch, cores, plan or {})
+        verdict = _threads_verdict(at_batch, cores, plan or {}, doubtful)
         summary["threads_rule"] = verdict
         summary["reasons"].append(_reason(verdict))
     if summary["batch_rule"] is not None:
@@ -147,7 +174,7 @@ def _batch_verdict(batch_scaling: list[dict[str, Any]], plan: Mapping[str, Any])
         return None
     best = smallest_near_fastest(per_example)
     threads = batch_scaling[0]["threads"]
-    shown = ", ".join(f"{seconds * 1e6:,.4g} µs at {b}" for b, seconds in sorted(per_example.items()))
+    shown = ", ".join(f"{duration(seconds)} at {b}" for b, seconds in sorted(per_example.items()))
     rule = str(plan.get("batch_rule") or "batch.start")
     said = f"The plan said mini-batches of {planned} (rule {rule})"
     measured = f"the sweep measured per example, on {threads_text(threads)}: {shown}"
@@ -180,7 +207,9 @@ def _plan_threads(plan: Mapping[str, Any], cores: int) -> tuple[int, str, str]:
     return int(plan["threads"]), rule, how.format(device=plan.get("device") or "this device")
 
 
-def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any]) -> dict[str, Any]:
+def _threads_verdict(
+    at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any], doubtful: list[dict[str, Any]]
+) -> dict[str, Any]:
     best = max(at_batch, key=lambda r: r["examples_per_second"])
     planned, rule, how = _plan_threads(plan, cores)
     plan_row = next((r for r in at_batch if r["threads"] == planned), None)
@@ -196,10 +225,18 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[s
         "margin": None,
     }
     if plan_row is None:
+        unsure = [d for d in doubtful if d["batch_size"] == b and d["threads"] == planned]
+        how_measured = (
+            f"this sweep's measurement of {threads_text(planned)} at batch {b} was unreliable ("
+            + "; ".join(str(r["text"]) for d in unsure for r in d["reasons"])
+            + ")"
+            if unsure
+            else f"this sweep did not measure {threads_text(planned)} at batch {b}"
+        )
         verdict["text"] = (
-            f"{said}; this sweep did not measure {threads_text(planned)} at batch {b}, so it cannot judge "
-            "it. "
-            f"Best measured: {threads_text(best['threads'])}, {best['examples_per_second']:.0f} examples/s."
+            f"{said}; {how_measured}, so it cannot judge it. "
+            f"Best measured: {threads_text(best['threads'])}, "
+            f"{rate(best['examples_per_second'], 'examples')}."
         )
         return verdict
     margin = best["examples_per_second"] / plan_row["examples_per_second"] - 1.0
@@ -207,7 +244,7 @@ def _threads_verdict(at_batch: list[dict[str, Any]], cores: int, plan: Mapping[s
     # Every thread count measured at this batch, once each: the plan's and the best one are among them.
     rates = {r["threads"]: r["examples_per_second"] for r in sorted(at_batch, key=lambda r: r["threads"])}
     measured = f"the sweep measured {threads_text(best['threads'])} fastest at batch {b}: " + ", ".join(
-        f"{threads_text(t)} {rate:.0f} examples/s" for t, rate in rates.items()
+        f"{threads_text(t)} {rate(per_second, 'examples')}" for t, per_second in rates.items()
     )
     if agrees:
         text = f"The measurement agrees with the plan. {said}; {measured}."

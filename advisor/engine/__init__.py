@@ -11,6 +11,7 @@ follow_measurement(recommendation, measured_estimate) -> the recommendation with
 largest_batch(candidate, examples) -> the largest batch chosen from a device profile (<= batch.start)
 with_measured_scaling(rec, i, estimate, calibrations) -> the estimate over several devices, measured scaling
 data_parallel_devices(plan) -> the devices a plan's time is divided over (1 unless data parallel)
+with_interval(estimate, device) -> the estimate with its 90% interval (kept, or from its basis: stored before)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from advisor.engine.batching import largest_batch
 from advisor.engine.catalog import cpu_catalog, gpu_catalog, link_catalog, storage_catalog
 from advisor.engine.errors import SpecError
+from advisor.engine.intervals import with_interval
 from advisor.engine.measured import estimate_for, measured_estimate, with_measured_scaling
 from advisor.engine.memory import memory_for, resident_for
 from advisor.engine.plan import follow_measurement
@@ -42,5 +44,6 @@ __all__ = [
     "resident_for",
     "rules",
     "storage_catalog",
+    "with_interval",
     "with_measured_scaling",
 ]

@@ -16,12 +16,13 @@ from typing import Any
 
 from advisor.engine.candidate import rebatch
 from advisor.engine.costmodel import step_cost
-from advisor.engine.estimate import profiled_error
 from advisor.engine.families import family_of
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.memory import memory_for
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
 from advisor.engine.training import start_batch
+from advisor.engine.units import duration, nbytes, plural
 
 # the smallest of batch.start's sizes (S used 16 for AlexNet and ResNet-50), inside Masters & Luschi's 2-32
 BATCH_MIN = 16
@@ -52,13 +53,6 @@ def step_seconds(
             candidate, batch_size=batch, threads=threads, profile=profile
         ).seconds
     return known[batch, threads]
-
-
-def per_example_text(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
-        if seconds >= scale:
-            return f"{seconds / scale:,.3g} {unit}"
-    return f"{seconds * 1e6:,.3g} µs"
 
 
 def largest_batch(candidate: Mapping[str, Any], examples: int) -> int:
@@ -115,11 +109,11 @@ def profiled_batch(
     fastest = min(fits, key=fits.__getitem__)
     candidate["training"]["batch_size"] = chosen
     candidate["memory_bytes"] = memory
-    shown = ", ".join(f"{per_example_text(per_example[b])} at {b}" for b in sizes)
+    shown = ", ".join(f"{duration(per_example[b])} at {b}" for b in sizes)
     text = (
         f"Train with mini-batches of {chosen}: the profile of {device} predicts {shown} per example "
-        f"(profiled, ±{profiled_error(kind):.0%})"
-        + (f" on {threads} thread{'s' if threads > 1 else ''}; " if on_cpu else "; ")
+        f"(profiled, 90% interval {ratio_text(ratios_for('profiled', kind))})"
+        + (f" on {plural(threads, 'thread')}; " if on_cpu else "; ")
         + (
             f"{chosen} is the smallest within {BATCH_TOLERANCE:.0%} of the fastest ({fastest}), and smaller "
             f"batches generalise better ({CITATION})."
@@ -127,7 +121,7 @@ def profiled_batch(
             else f"{chosen} is the fastest per example."
         )
         + (
-            f" A batch of {wanted} would not fit the {memory_limit / 2**30:,.3g} GiB of usable memory."
+            f" A batch of {wanted} would not fit the {nbytes(memory_limit)} of usable memory."
             if chosen != wanted
             else ""
         )

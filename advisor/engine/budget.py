@@ -8,6 +8,7 @@ from typing import Any
 from advisor.engine import catalog
 from advisor.engine.dataflow import GB, GPU_USABLE
 from advisor.engine.rules import reason
+from advisor.engine.units import duration
 
 
 def budget_reason(
@@ -24,7 +25,7 @@ def budget_reason(
     need = first["memory_bytes"]["total"]
     gpus = plan["gpus"] * plan["nodes"]
     where = ("one GPU" if gpus == 1 else f"{gpus} GPUs") if plan["device"] == "gpu" else "your CPU"
-    text = f"About {hours:,.3g} h on {where}, over your {budget:g} h budget"
+    text = f"About {duration(hours * 3600)} on {where}, over your {budget:g} h budget"
     # the slowest (cheapest) single GPU that fits and meets the budget
     for entry in catalog.gpus():  # slowest first
         if entry["memory_gb"] * GB * GPU_USABLE < need or entry["id"] == spec["hardware"]["gpu"]:
@@ -33,7 +34,9 @@ def budget_reason(
         trial_plan = {**plan, "device": "gpu", "gpus": 1, "nodes": 1, "parallelism": "none"}
         trial = seconds_on(trial_spec, trial_plan) / 3600
         if trial <= budget:
-            return reason("budget.unmet", f"{text}: one {entry['name']} would take about {trial:,.3g} h.")
+            return reason(
+                "budget.unmet", f"{text}: one {entry['name']} would take about {duration(trial * 3600)}."
+            )
     return reason(
         "budget.unmet",
         f"{text}, and no single catalogued GPU meets it: use several GPUs (data parallelism), the smaller "

@@ -6,7 +6,8 @@ time the network uses it: file-backed pages of libtorch and oneDNN, the same at 
 cnn [32-64-128] grows by 9.6 MB of them at batch 8 and at 128, dn by 12.2 MB, the LSTM by 9.2 MB). Each
 figure below is one layer kind's (or loss's) file-backed growth in a fresh process after that fixed cost,
 a tiny network around it, less what its other parts add alone (torch 2.13.0+cpu, AMD EPYC, tuned glibc;
-bench/README.md "memory"). Kinds sharing a library count once, at their group's largest: oneDNN's
+bench/results/memory_amd-epyc-2c_repeats/README.md). Kinds sharing a library count once, at their group's
+largest: oneDNN's
 convolutions (a transposed one's with a plain one measured 10.9 MB together, 10.6 MB alone) and the
 recurrent kernels (LSTM with RNN 9.3 MB, LSTM alone 8.6 MB).
 """
@@ -21,8 +22,9 @@ MB = 1_000_000
 # group -> {kind: bytes}; a group counts its largest member present
 _GROUPS: dict[str, dict[str, float]] = {
     # a convolution reading 8 channels or more uses oneDNN's blocked kernel too: 9.0 MB against 8.0 MB
-    # for a first layer's alone
-    "convolution": {"Conv2d": 9.0 * MB, "ConvTranspose2d": 10.9 * MB},
+    # for a first layer's alone; a causal 1-D one runs oneDNN's channels-last 2-D kernel and the padding's
+    # (9.8 MB, 8.7 MB without padding: bench/results/curves_amd-epyc-2c/)
+    "convolution": {"Conv2d": 9.0 * MB, "ConvTranspose2d": 10.9 * MB, "CausalConv1d": 9.8 * MB},
     "recurrent": {"LSTM": 8.6 * MB, "GRU": 1.9 * MB, "RNN": 1.35 * MB},
     "MaxPool2d": {"MaxPool2d": 0.55 * MB},
     "AvgPool2d": {"AvgPool2d": 0.6 * MB},

@@ -19,33 +19,32 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine.families import family_of
-from advisor.engine.families.family import (
-    ADVERSARIAL,
-    BACKPROP,
-    CLASSIFIER,
-    CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    MODEL,
-    PRETRAINED,
-    STACK,
-    VARIATIONAL,
-    Step,
-    network_input,
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.engine.layers import (
+    BRANCHES,
+    CD1_PRODUCT,
+    CONVOLUTION,
+    GATED_CELL,
+    KINDS,
+    LOOKUP,
+    PLAIN_CELL,
+    PRODUCT,
+    TEMPORAL_CONVOLUTION,
+    VIEW,
+    Layer,
+    Shape,
 )
-from advisor.engine.layers import _KINDS, Layer, Shape
-from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile, at_threads, interpolate
+from advisor.engine.profile import (
+    PLAIN_CELL_CURVE,
+    PROFILE_VERSION,
+    DeviceProfile,
+    ThreadProfile,
+    at_threads,
+    interpolate,
+)
 from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
 
-_PRODUCTS = {"Linear"}
-_CONVS = {"Conv2d", "ConvTranspose2d"}
-_RECURRENT = {"LSTM", "GRU", "RNN"}
-_EMBEDDINGS = {"Embedding", "EmbeddingBag"}
-_FREE = {"Flatten", "Reshape", "LastStep"}  # views: no kernel worth counting
-_VALUE_WEIGHT = {"BatchNorm2d": 3.0, "BatchNorm1d": 3.0, "MaxPool2d": 2.0, "Dropout": 2.0}
 _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
 # profile's Linear curve is forward + backward, three products
@@ -69,17 +68,10 @@ def _layer_seconds(
 ) -> tuple[Shape, float, float]:
     """(output shape, compute seconds, other seconds) of one layer's forward + backward for a batch;
     `input_grad` False where the layer's input is data (nothing before it has parameters)."""
-    kind, args = item["kind"], item["args"]
-    if kind == "Residual":
-        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates, input_grad)
-        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates, input_grad)
-        return out, c1 + c2, o1 + o2 + interpolate(rates["elementwise"], batch * math.prod(out))
-    if kind == "Concat":
-        parts = [_network_seconds(branch, shape, batch, rates, input_grad) for branch in args["branches"]]
-        out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
-        extra = interpolate(rates["elementwise"], batch * math.prod(out))
-        return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
-    out, params, flops, _kept = _KINDS[kind](args, shape)
+    kind, args = KINDS[item["kind"]], item["args"]
+    if kind.cost == BRANCHES:
+        return _branches_seconds(item, shape, batch, rates, input_grad)
+    out, params, flops, _kept = kind.shape(args, shape)
     # a roofline: forward + backward move the input and output activations and the weights (read forward,
     # read for the input's gradient, the weight's gradient written), at the element-wise curve's rate, a
     # forward + backward too; a small batch through large weights is bound by this, not by its FLOPs
@@ -88,30 +80,48 @@ def _layer_seconds(
     # the profile's curves time forward + backward with the input's gradient (three products of the
     # forward's size); a first layer fed by data skips that one (two products)
     share = 1.0 if input_grad else NO_INPUT_GRAD_SHARE
-    if kind in _PRODUCTS:
+    if kind.cost == PRODUCT:
         return out, max(share * interpolate(rates["linear"], batch * flops), memory), 0.0
-    if kind == "RBM":  # CD-1's products run without autograd: no autograd node's launch cost below the curve
+    if kind.cost == CD1_PRODUCT:  # without autograd: no autograd node's launch cost below the curve
         return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
-    if kind in _CONVS:
+    if kind.cost == CONVOLUTION:
         return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
-    if kind in _RECURRENT:
+    if kind.cost == TEMPORAL_CONVOLUTION:
+        curve = rates.get("conv1d") or rates["conv"]
+        return out, max(share * interpolate(curve, batch * flops), memory), 0.0
+    if kind.cost in (GATED_CELL, PLAIN_CELL):
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells
         cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        curve = rates["rnn"] if kind == "RNN" else rates["recurrent"]
+        curve = rates[PLAIN_CELL_CURVE] if kind.cost == PLAIN_CELL else rates["recurrent"]
         longer = _sequence_share(rates, int(shape[0]))
         return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
-    if kind in _FREE:
+    if kind.cost == VIEW:  # no kernel worth counting
         return out, 0.0, 0.0
-    if kind in _EMBEDDINGS:
+    if kind.cost == LOOKUP:
         # a look-up gathers steps x dim values forward and scatters them back; its gradient is dense, so
         # the whole table is written every step whatever the batch looked up (a bag's mean hides the
         # steps from its output shape, not from its work)
         looked = batch * shape[0] * int(args["embedding_dim"])
         table = int(args["num_embeddings"]) * int(args["embedding_dim"])
         return out, 0.0, interpolate(rates["elementwise"], looked) + interpolate(rates["elementwise"], table)
-    weight = _VALUE_WEIGHT.get(kind, 1.0)
-    return out, 0.0, weight * interpolate(rates["elementwise"], batch * max(math.prod(shape), math.prod(out)))
+    values = batch * max(math.prod(shape), math.prod(out))
+    return out, 0.0, kind.touches * interpolate(rates["elementwise"], values)
+
+
+def _branches_seconds(
+    item: Layer, shape: Shape, batch: int, rates: ThreadProfile, input_grad: bool
+) -> tuple[Shape, float, float]:
+    """Residual and Concat: their branches' seconds, and one element-wise pass to add or join them."""
+    args = item["args"]
+    if item["kind"] == "Residual":
+        out, c1, o1 = _network_seconds(args["body"], shape, batch, rates, input_grad)
+        _, c2, o2 = _network_seconds(args["shortcut"], shape, batch, rates, input_grad)
+        return out, c1 + c2, o1 + o2 + interpolate(rates["elementwise"], batch * math.prod(out))
+    parts = [_network_seconds(branch, shape, batch, rates, input_grad) for branch in args["branches"]]
+    out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
+    extra = interpolate(rates["elementwise"], batch * math.prod(out))
+    return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
 
 
 def _sequence_share(rates: ThreadProfile, steps: int) -> float:
@@ -120,8 +130,8 @@ def _sequence_share(rates: ThreadProfile, steps: int) -> float:
     part per step, the line through those two points. On an H100 the 128-step cell cost 1/15 of the 8-step
     one per step (the launches are most of a short call) and the exponent clamped at 0 charged a 200-step
     LSTM 15x over. A CPU's profile keeps the exponent: the line predicted the grid's LSTMs worse there
-    (bench predict --from the three quiet runs of 2026-11-23: median error 17.8/22.9/17.7% rose to
-    18.6/29.9/22.2%)."""
+    (bench predict --from the three final quiet runs, bench/results/predict_amd-epyc-2c_final: median error
+    17.8/22.9/17.7% rose to 18.6/29.9/22.2%; bench/results/cuda_h100-80gb-hbm3/README.md)."""
     points = rates.get("sequence_step_seconds")
     if not rates.get("sequence_line") or not points or len(points) != 2 or points[0] <= 0:
         return float(max(1.0, steps / SEQUENCE_STEPS) ** rates.get("sequence_exponent", 0.0))
@@ -150,19 +160,15 @@ def _tensors(layers: list[Layer]) -> int:
     """Parameter tensors (weight and bias per layer with parameters) that an optimiser step walks over."""
     total = 0
     for item in layers:
-        kind, args = item["kind"], item["args"]
-        if kind == "Residual":
+        kind, args = KINDS[item["kind"]], item["args"]
+        if item["kind"] == "Residual":
             total += _tensors(args["body"]) + _tensors(args["shortcut"])
-        elif kind == "Concat":
+        elif item["kind"] == "Concat":
             total += sum(_tensors(b) for b in args["branches"])
-        elif kind in _RECURRENT:
-            total += 4 * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        elif kind == "RBM":
-            total += 3
-        elif kind in _PRODUCTS | _CONVS | {"BatchNorm2d", "BatchNorm1d"}:
-            total += 2
-        elif kind in _EMBEDDINGS:
-            total += 1
+        elif kind.cost in (GATED_CELL, PLAIN_CELL):  # per layer and direction
+            total += kind.tensors * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
+        else:
+            total += kind.tensors
     return total
 
 
@@ -177,10 +183,10 @@ def _optimizer_seconds(rates: ThreadProfile, optimizer: str, parameters: int, te
 
 
 def _parameters(candidate: dict[str, Any], network: str) -> int:
-    shape = network_input(candidate, network)
+    shape = roles.network_input(candidate, network)
     total = 0
     for item in candidate["networks"][network]:
-        shape, params, _, _ = _KINDS[item["kind"]](item["args"], shape)
+        shape, params, _, _ = KINDS[item["kind"]].shape(item["args"], shape)
         total += params
     return total
 
@@ -197,14 +203,14 @@ class _Costing:
     def fwd_bwd(self, network: str, input_grad: bool = False) -> tuple[float, float]:
         """A network's (compute, other) seconds; its input is data (no gradient) unless another network
         produced it under autograd."""
-        shape = network_input(self.c, network)
+        shape = roles.network_input(self.c, network)
         _, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
         return c, o
 
     def input_grad_extra(self, network: str) -> float:
         """What its first layer with parameters adds when the network's input needs its gradient (walking
         that head alone: walking the whole network twice slowed recommend() by a tenth)."""
-        layers, shape = self.nets[network], network_input(self.c, network)
+        layers, shape = self.nets[network], roles.network_input(self.c, network)
         for k, item in enumerate(layers):
             if _tensors([item]) > 0:
                 head = layers[: k + 1]
@@ -219,25 +225,25 @@ class _Costing:
 
 
 def _backprop(s: _Costing) -> tuple[float, float]:
-    compute, other = s.fwd_bwd(MODEL)
-    other += s.opt(MODEL) + s.base
+    compute, other = s.fwd_bwd(roles.MODEL)
+    other += s.opt(roles.MODEL) + s.base
     return compute, other
 
 
 def _adversarial(s: _Costing) -> tuple[float, float]:
-    gc, go = s.fwd_bwd(GENERATOR)
-    dc, do = s.fwd_bwd(DISCRIMINATOR)  # on the real and the detached fake images
+    gc, go = s.fwd_bwd(roles.GENERATOR)
+    dc, do = s.fwd_bwd(roles.DISCRIMINATOR)  # on the real and the detached fake images
     # and on the fake ones, back into the generator
-    compute = gc + 3 * dc + s.input_grad_extra(DISCRIMINATOR)
-    return compute, go + 3 * do + s.opt(GENERATOR) + s.opt(DISCRIMINATOR) + 2 * s.base
+    compute = gc + 3 * dc + s.input_grad_extra(roles.DISCRIMINATOR)
+    return compute, go + 3 * do + s.opt(roles.GENERATOR) + s.opt(roles.DISCRIMINATOR) + 2 * s.base
 
 
 def _variational(s: _Costing) -> tuple[float, float]:
-    ec, eo = s.fwd_bwd(ENCODER)
-    dc, do = s.fwd_bwd(DECODER, input_grad=True)  # from the reparameterised sample
+    ec, eo = s.fwd_bwd(roles.ENCODER)
+    dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
     latent = s.batch * int(s.c["io"]["latent_size"])
     sample = 8 * interpolate(s.rates["elementwise"], latent)
-    return ec + dc, eo + do + sample + s.opt(ENCODER, DECODER) + s.base
+    return ec + dc, eo + do + sample + s.opt(roles.ENCODER, roles.DECODER) + s.base
 
 
 def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:
@@ -247,16 +253,16 @@ def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:
 
 
 def _contrastive(s: _Costing) -> tuple[float, float]:
-    compute, other, _, _ = _cd1(s, MODEL)
+    compute, other, _, _ = _cd1(s, roles.MODEL)
     return compute, other
 
 
 def _pretrained(s: _Costing) -> tuple[float, float]:
     """CD-1 on the stack, then one fine-tuning step through it and the classifier from the data."""
-    compute, other, c, o = _cd1(s, STACK)
-    cc, co = s.fwd_bwd(CLASSIFIER, input_grad=True)
-    compute += c - s.input_grad_extra(STACK) + cc
-    other += o + co + s.opt(STACK, CLASSIFIER) + s.base
+    compute, other, c, o = _cd1(s, roles.STACK)
+    cc, co = s.fwd_bwd(roles.CLASSIFIER, input_grad=True)
+    compute += c - s.input_grad_extra(roles.STACK) + cc
+    other += o + co + s.opt(roles.STACK, roles.CLASSIFIER) + s.base
     return compute, other
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from advisor.engine import catalog
 from advisor.engine.rules import reason
+from advisor.engine.units import byte_rate, duration, nbytes, percent
 
 GB = 1e9
 RAM_USABLE = 0.75  # the OS, the framework and the model need the rest
@@ -55,10 +56,10 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
         reasons.append(
             reason(
                 "data.ram",
-                f"Your data ({size_text(per_node)} per node) does not fit in {hardware['ram_gb']:g} GB of "
-                f"RAM: it is read from the {storage['name']} ({storage['gbps']:g} GB/s) every epoch, "
-                f"{storage_seconds:,.1f} s per epoch. Prefetch, use a faster store (NVMe RAID 0 ~17 GB/s) or "
-                "keep the data on the nodes.",
+                f"Your data ({nbytes(per_node)} per node) does not fit in {hardware['ram_gb']:g} GB of "
+                f"RAM: it is read from the {storage['name']} ({byte_rate(storage['gbps'] * GB)}) every "
+                f"epoch, {duration(storage_seconds)} per epoch. Prefetch, use a faster store (NVMe RAID 0 "
+                "~17 GB/s) or keep the data on the nodes.",
             )
         )
     transfer = 0.0
@@ -71,7 +72,7 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reasons.append(
                 reason(
                     "data.gpu.fit",
-                    f"Your data ({size_text(shard)} per GPU) fits in GPU memory beside the model: load it "
+                    f"Your data ({nbytes(shard)} per GPU) fits in GPU memory beside the model: load it "
                     "once and keep it there; no transfer per epoch.",
                 )
             )
@@ -81,8 +82,9 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
             reasons.append(
                 reason(
                     "data.pcie",
-                    f"Each epoch moves {size_text(per_node)} per node over {link['name']} ({link['gbps']:g} "
-                    f"GB/s): {transfer:,.3g} s of transfer per epoch, compared with the compute time below.",
+                    f"Each epoch moves {nbytes(per_node)} per node over {link['name']} "
+                    f"({byte_rate(link['gbps'] * GB)}): {duration(transfer)} of transfer per epoch, compared "
+                    "with the compute time below.",
                 )
             )
             reasons.append(reason("gpu.overlap"))
@@ -90,7 +92,7 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
         reasons.append(
             reason(
                 "data.example.size",
-                f"Each example has {input_values(data['input_shape']):,} values ({per_example:,} bytes): "
+                f"Each example has {input_values(data['input_shape']):,} values ({nbytes(per_example)}): "
                 "moving examples costs real time, most of all when the network does little work per value.",
             )
         )
@@ -122,16 +124,8 @@ def finish(flow: dict[str, Any], compute_seconds_per_epoch: float) -> None:
         flow["reasons"].append(
             reason(
                 "data.ram" if storage_bound else "data.pcie",
-                f"Data arrives slower than the first candidate computes ({io:,.3g} s vs "
-                f"{compute_seconds_per_epoch:,.3g}"
-                f" s per epoch): the processing units compute only {100 * fraction:.2f}% of the time.",
+                f"Data arrives slower than the first candidate computes ({duration(io)} vs "
+                f"{duration(compute_seconds_per_epoch)} per epoch): the processing units compute only "
+                f"{percent(fraction, 2)} of the time.",
             )
         )
-
-
-def size_text(value: float) -> str:
-    """Bytes in the unit a person reads best: 512 kB, 1.2 MB, 31.4 GB, 1.5 TB."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if value >= size:
-            return f"{value / size:,.3g} {unit}"
-    return f"{value:,.0f} bytes"

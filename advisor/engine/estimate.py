@@ -1,5 +1,5 @@
-"""Catalog time estimates (basis "catalog"; "analytic" in recommendations stored before) from FLOPs, bytes and
-the catalog's peaks, for hardware without a device profile (advisor.engine.costmodel has the profiled path).
+"""Catalog time estimates (basis "catalog") from FLOPs, bytes and the catalog's peaks, for hardware without a
+device profile (advisor.engine.costmodel has the profiled path).
 
 seconds per batch = max(compute, memory traffic) + framework overhead, where
 - compute = training FLOPs (3 x forward: the backward pass costs about twice the forward; a GAN step runs
@@ -31,12 +31,13 @@ from advisor.engine import catalog, families
 EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
 # The host's share of a step: on a GPU, eager PyTorch's Python and kernel launches for the step and for each
 # layer, fitted to 60 measured steps of the bench predict grid on an H100 SXM (all 1.1 to 7 ms, whatever
-# the FLOPs; the old 100 + 30 us per layer put them 82% low; bench/README.md, "GPU")
+# the FLOPs; the old 100 + 30 us per layer put them 82% low; bench/results/cuda_h100-80gb-hbm3/README.md)
 STEP_SECONDS = {"gpu": 900e-6, "cpu": 150e-6}
 LAYER_SECONDS = {"gpu": 100e-6, "cpu": 40e-6}
 MULTI_GPU_CUT = 0.35
-# The relative error band each basis's validation supports, the 90th percentile |error| (bench/README.md,
-# "predict", 2026-11-23, quiet machine): the catalog path was 0.32x to 2.4x of measured on this project's CPU
+# The relative error band each basis's validation supports, the 90th percentile |error|
+# (bench/results/predict_amd-epyc-2c_quiet/README.md): the catalog path was 0.32x to 2.4x of measured on
+# this project's CPU
 # (issue 12; the quiet runs do not time the catalog path on a CPU, so it stays).
 # Profiled: three quiet runs of the 120-configuration grid on the AMD 2-core VM, each row against its own
 # run's profile: 51% with the profiles' stored step factor, 56% with the factor a fresh profile derives under
@@ -44,7 +45,7 @@ MULTI_GPU_CUT = 0.35
 PROFILED_ERROR = 0.55
 # A GPU's profile: three profiles of one H100, minutes apart, predicted the same 60 measured steps with median
 # errors of 21.7%, 46.7% and 31.4%; the 90th percentile over every run's rows is 75%, as PROFILED_ERROR is
-# over the CPU's (bench/results/predict_2026-11-23_h100-80gb-hbm3_run1-3_combined): its small points time the
+# over the CPU's (bench/results/predict_h100-80gb-hbm3/README.md): its small points time the
 # host's Python and launches, which varied up to 6x between profiles
 PROFILED_ERROR_GPU = 0.75
 CATALOG_ERROR = 1.4

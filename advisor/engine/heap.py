@@ -10,7 +10,7 @@ nothing fits. PyTorch's CPU allocator calls posix_memalign(64, n), and glibc's m
 the chunk plus the alignment plus a minimum chunk (n + 8 rounded to 16, + 64 + 32), then gives back the
 misaligned front and the unused tail: so a tensor never fits the hole its twin of the same size left, unless
 that hole has coalesced with a neighbour (measured: bench/malloc_trace.py replays glibc's own sequence of
-a training step on this heap; bench/README.md "memory").
+a training step on this heap; bench/results/memory_amd-epyc-2c_repeats/README.md).
 """
 
 from __future__ import annotations

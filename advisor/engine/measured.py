@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine.estimate import MEASURED_ERROR, assemble, scaling_efficiency
+from advisor.engine.intervals import interval, ratios_for, with_interval
 from advisor.engine.recommend import analytic, data_parallel_devices
 
 
@@ -63,6 +64,7 @@ def measured_estimate(
         basis="measured",
     )
     result["expected_error"] = MEASURED_ERROR
+    result["interval"] = interval(result, ratios_for("measured", recommendation["hardware_plan"]["device"]))
     result["analytic"] = analytic_estimate
     predicted = analytic_estimate["seconds_per_batch"]
     result["error_vs_analytic"] = (predicted - seconds_per_batch) / seconds_per_batch
@@ -111,5 +113,5 @@ def with_measured_scaling(
             basis=str(estimate["basis"]),
             scaling=scaling,
         )
-        return {**estimate, **rescaled}
+        return with_interval({**estimate, **rescaled}, recommendation["hardware_plan"]["device"])
     return estimate

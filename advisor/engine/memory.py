@@ -2,10 +2,10 @@
 
 Each family's step is replayed on a Timeline (timeline.py) in the order advisor/calibration/steps.py runs it:
 weights, optimiser state and the batch live throughout; the forward pass keeps what autograd saves per layer
-(account.py), the backward pass frees it layer by layer while it makes the gradients, and the optimiser's
-update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to `total`): weights,
-gradients, optimizer (state), activations (saved for backward), batch (inputs and targets), workspace
-(gradient buffers in flight and the optimiser's temporaries).
+(the memory rules of layers.py), the backward pass frees it layer by layer while it makes the gradients, and
+the optimiser's update adds its temporaries. `memory_bytes` is the breakdown at the peak (it sums to
+`total`): weights, gradients, optimizer (state), activations (saved for backward), batch (inputs and
+targets), workspace (gradient buffers in flight and the optimiser's temporaries).
 """
 
 from __future__ import annotations
@@ -15,27 +15,21 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from advisor.engine.account import FLOAT_BYTES, INDEX_BYTES, LayerMemory, layer_memory
 from advisor.engine.codepages import code_pages
-from advisor.engine.families import family_of
-from advisor.engine.families.family import (
-    ADVERSARIAL,
-    BACKPROP,
-    CLASSIFIER,
-    CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    MODEL,
-    PRETRAINED,
-    STACK,
-    VARIATIONAL,
-    Step,
-    network_inputs,
-)
+from advisor.engine.families import family_of, roles
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.heap import resident_growth
-from advisor.engine.layers import Counts, Layer, Shape, count
+from advisor.engine.layers import (
+    FLOAT_BYTES,
+    INDEX_BYTES,
+    KINDS,
+    Counts,
+    Layer,
+    LayerMemory,
+    Shape,
+    count,
+    layer_memory,
+)
 from advisor.engine.timeline import (
     CUDA_BLOCK,
     Timeline,
@@ -52,17 +46,18 @@ TOKEN_BYTES = INDEX_BYTES
 
 
 def count_networks(candidate: dict[str, Any]) -> dict[str, Counts]:
-    inputs = network_inputs(candidate)
+    inputs = roles.network_inputs(candidate)
     return {key: count(layers, inputs[key]) for key, layers in candidate["networks"].items()}
 
 
 def kept_activations(counts: dict[str, Counts]) -> int:
     """Values kept for backward per example; a GAN's discriminator runs on a real and a generated batch."""
-    return sum(c.activations * (2 if key == DISCRIMINATOR else 1) for key, c in counts.items())
+    return sum(c.activations * (2 if key == roles.DISCRIMINATOR else 1) for key, c in counts.items())
 
 
-# Layers made of layer lists: their account is their branches' (chain_kept), so it lives here with chain.
-COMPOSITES = ("Residual", "Concat")
+# Layers made of layer lists (Residual, Concat): their account is their branches' (chain_kept), so it lives
+# here with chain.
+COMPOSITES = tuple(name for name, kind in KINDS.items() if kind.memory is None)
 
 
 def chain(layers: Sequence[Layer], shape: Shape) -> list[LayerMemory]:
@@ -118,7 +113,7 @@ class _Step:
         training = candidate.get("training") or {}
         self.optimizer = str(training.get("optimizer") or "sgd")
         self.states = optimizer_states(self.optimizer, training.get("momentum"))
-        self.inputs = network_inputs(candidate)
+        self.inputs = roles.network_inputs(candidate)
         self.nets = {key: chain(layers, self.inputs[key]) for key, layers in candidate["networks"].items()}
         self.loss = str(training.get("loss") or "")
 
@@ -166,28 +161,28 @@ def _backprop(s: _Step) -> None:
     values = math.prod(io["input_shape"])
     x = s.batch_bytes(values, TOKEN_BYTES if token else FLOAT_BYTES)
     target = io.get("target") or "class"
-    mems = s.nets[MODEL]
+    mems = s.nets[roles.MODEL]
     out_values = math.prod(mems[-1].shape) if mems else values
     ce = s.loss == "cross_entropy" or (not s.loss and target in ("class", "class_per_step"))
     if target != "input":
         steps = int(io["input_shape"][0]) if target == "class_per_step" else 1
         s.batch_bytes(steps if ce else out_values, INDEX_BYTES if ce else FLOAT_BYTES)
-    s.parameters([[MODEL]])
+    s.parameters([[roles.MODEL]])
     g = forward(s.t, mems, s.b, input_bytes=x)
     s.loss_backward(g, keeps_output=not ce)
-    s.update(MODEL)
+    s.update(roles.MODEL)
 
 
 def _vae(s: _Step) -> None:
     x = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([[ENCODER, DECODER]])
+    s.parameters([[roles.ENCODER, roles.DECODER]])
     latent = int(s.c["io"]["latent_size"])
     # mean and log-variance are views of the encoder's output, which the KL term keeps; the sample keeps its
     # noise and exp(log_var / 2), the KL term exp(log_var)
     z = LayerMemory((latent,), FLOAT_BYTES * latent, True, False, 3 * FLOAT_BYTES * latent, 0, ())
-    g = forward(s.t, [*s.nets[ENCODER], z, *s.nets[DECODER]], s.b, input_bytes=x)
+    g = forward(s.t, [*s.nets[roles.ENCODER], z, *s.nets[roles.DECODER]], s.b, input_bytes=x)
     s.loss_backward(g, keeps_output=True, temporaries=1)  # measured: the ELBO's backward keeps fewer
-    s.update(ENCODER, DECODER)
+    s.update(roles.ENCODER, roles.DECODER)
 
 
 def _gan(s: _Step) -> None:
@@ -195,24 +190,26 @@ def _gan(s: _Step) -> None:
     and back through D into G, G's update. Each network's gradients live from its backward to the next
     step's zero_grad, so the other network's gradients are alive during each half."""
     real = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([[GENERATOR], [DISCRIMINATOR]])
-    gen, disc = s.tensors(GENERATOR), s.tensors(DISCRIMINATOR)
+    s.parameters([[roles.GENERATOR], [roles.DISCRIMINATOR]])
+    gen, disc = s.tensors(roles.GENERATOR), s.tensors(roles.DISCRIMINATOR)
     hold(s.t, "gradients", gen)
     hold(s.t, "gradients", disc)
     z = s.t.alloc("activations", s.b * FLOAT_BYTES * int(s.c["io"]["latent_size"]))
-    g_pass = forward(s.t, s.nets[GENERATOR], s.b, input_bytes=z, input_owned=False)
+    g_pass = forward(s.t, s.nets[roles.GENERATOR], s.b, input_bytes=z, input_owned=False)
     release(s.t, "gradients", disc)  # opt_d.zero_grad
-    d_real = forward(s.t, s.nets[DISCRIMINATOR], s.b, input_bytes=real)
-    d_fake = forward(s.t, s.nets[DISCRIMINATOR], s.b, input_bytes=g_pass.output)
+    d_real = forward(s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=real)
+    d_fake = forward(s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=g_pass.output)
     s.loss_backward(d_fake, keeps_output=True)
     s.loss_backward(d_real, keeps_output=True, accumulate=True)
-    s.update(DISCRIMINATOR)
+    s.update(roles.DISCRIMINATOR)
     release(s.t, "gradients", gen)  # opt_g.zero_grad
-    d_on_fake = forward(s.t, s.nets[DISCRIMINATOR], s.b, input_bytes=g_pass.output, input_needs_grad=True)
+    d_on_fake = forward(
+        s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=g_pass.output, input_needs_grad=True
+    )
     grad_fake = s.loss_backward(d_on_fake, keeps_output=True, accumulate=True)
     backward(s.t, g_pass, grad_out=grad_fake)
     g_pass.release_output(s.t)
-    s.update(GENERATOR)
+    s.update(roles.GENERATOR)
 
 
 def _cd1(s: _Step, key: str, v: int) -> int:
@@ -248,9 +245,9 @@ def _cd1(s: _Step, key: str, v: int) -> int:
 
 def _rbm(s: _Step) -> None:
     v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
-    s.parameters([[MODEL]])
-    s.t.free("activations", _cd1(s, MODEL, v))
-    s.update(MODEL)
+    s.parameters([[roles.MODEL]])
+    s.t.free("activations", _cd1(s, roles.MODEL, v))
+    s.update(roles.MODEL)
 
 
 def _dbn(s: _Step) -> None:
@@ -258,15 +255,15 @@ def _dbn(s: _Step) -> None:
     classifier (a second optimiser, over both: the stack's state is kept twice)."""
     v = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
     s.batch_bytes(1, INDEX_BYTES)
-    s.parameters([[STACK], [STACK, CLASSIFIER]])
-    hold(s.t, "gradients", s.tensors(CLASSIFIER))  # the last fine-tuning's, until its zero_grad
-    s.t.free("activations", _cd1(s, STACK, v))
-    s.update(STACK)
-    release(s.t, "gradients", s.tensors(STACK, CLASSIFIER))  # finetune.zero_grad
+    s.parameters([[roles.STACK], [roles.STACK, roles.CLASSIFIER]])
+    hold(s.t, "gradients", s.tensors(roles.CLASSIFIER))  # the last fine-tuning's, until its zero_grad
+    s.t.free("activations", _cd1(s, roles.STACK, v))
+    s.update(roles.STACK)
+    release(s.t, "gradients", s.tensors(roles.STACK, roles.CLASSIFIER))  # finetune.zero_grad
     # up the stack with autograd: each RBM's linear output goes through a sigmoid, which keeps its result
-    g = forward(s.t, [*s.nets[STACK], *s.nets[CLASSIFIER]], s.b, input_bytes=v)
+    g = forward(s.t, [*s.nets[roles.STACK], *s.nets[roles.CLASSIFIER]], s.b, input_bytes=v)
     s.loss_backward(g, keeps_output=False)
-    s.update(STACK, CLASSIFIER)
+    s.update(roles.STACK, roles.CLASSIFIER)
 
 
 # each way of training (families/family.py), replayed as advisor/calibration/steps.py runs it
@@ -313,7 +310,8 @@ _PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
 
 
 # steps the resident set is followed over: measure() runs a warm-up and at least three timed steps, and the
-# heap's high-water mark stops rising after the second in the model (bench/README.md "memory")
+# heap's high-water mark stops rising after the second in the model
+# (bench/results/memory_intel-xeon-2c_fresh/README.md)
 RESIDENT_STEPS = 4
 
 

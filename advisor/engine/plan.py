@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.engine import batching, catalog
-from advisor.engine.dataflow import GB, GPU_USABLE, size_text
-from advisor.engine.estimate import PROFILED_ERROR
+from advisor.engine.dataflow import GB, GPU_USABLE
+from advisor.engine.intervals import ratio_text, ratios_for
 from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
+from advisor.engine.units import duration, nbytes, plural
 
 SYNC_LIMIT = 40  # W §III-H-2: synchronous "until a large amount of over 40 GPUs"
 MANY_NODES_PARAMETERS = 1_000_000  # above this, single-threaded CPU training is infeasible (W §III-F-1)
@@ -53,9 +54,9 @@ def make_plan(
         reasons.append(
             reason(
                 "gpu.prefer",
-                f"Training needs about {size_text(memory_total)} (weights, gradients, optimiser state, one "
-                f"mini-batch); your {catalog.gpu(hardware['gpu'])['name']} has {per_gpu / GPU_USABLE / GB:g} "
-                "GB: train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
+                f"Training needs about {nbytes(memory_total)} (weights, gradients, optimiser state, one "
+                f"mini-batch); your {catalog.gpu(hardware['gpu'])['name']} has {nbytes(per_gpu / GPU_USABLE)}"
+                ": train on the GPU (Shi et al. measured up to 112x over a 4-core CPU).",
             )
         )
         _scale_for_budget(spec, plan, available, seconds_to_train)
@@ -67,7 +68,7 @@ def make_plan(
         reasons.append(
             reason(
                 "cpu.threads.physical",
-                f"Train with {cores} threads, one per physical core"
+                f"Train with {plural(cores, 'thread')}, one per physical core"
                 + (
                     f", not {hardware['cpu_threads']} (hyper-threads slow training down)"
                     if hardware["cpu_threads"] > cores
@@ -133,8 +134,8 @@ def _scale_for_budget(
     reasons.append(
         reason(
             "multigpu.budget",
-            f"One GPU needs about {one / 3600:,.3g} h, over your {budget:g} h budget: use {total} GPUs"
-            + ("." if met else f", all you have, and still about {seconds_to_train(plan) / 3600:,.3g} h."),
+            f"One GPU needs about {duration(one)}, over your {budget:g} h budget: use {total} GPUs"
+            + ("." if met else f", all you have, and still about {duration(seconds_to_train(plan))}."),
         )
     )
     reasons.append(reason("multigpu.gain"))
@@ -176,7 +177,6 @@ def _too_big_for_one_gpu(
 ) -> None:
     reasons: list[dict[str, Any]] = plan["reasons"]
     name = catalog.gpu(spec["hardware"]["gpu"])["name"]
-    need = memory_total / GB
     if per_gpu * available >= memory_total:
         total = min(available, max(2, math.ceil(memory_total / per_gpu)))
         per_node = spec["hardware"]["gpus_per_node"]
@@ -185,7 +185,7 @@ def _too_big_for_one_gpu(
         reasons.append(
             reason(
                 "gpu.memory",
-                f"Training needs about {need:,.3g} GB; one {name} holds {per_gpu / GB:,.3g} GB "
+                f"Training needs about {nbytes(memory_total)}; one {name} holds {nbytes(per_gpu)} "
                 f"usable: split the model over {total} GPUs.",
             )
         )
@@ -195,8 +195,8 @@ def _too_big_for_one_gpu(
     reasons.append(
         reason(
             "gpu.memory",
-            f"Training needs about {need:,.3g} GB even at the smallest batch, more than your "
-            f"{available} x {name} ({per_gpu / GB:,.3g} GB usable each): train on the CPU, choose a GPU with "
+            f"Training needs about {nbytes(memory_total)} even at the smallest batch, more than your "
+            f"{available} x {name} ({nbytes(per_gpu)} usable each): train on the CPU, choose a GPU with "
             f"more memory, or add {math.ceil(memory_total / per_gpu) - available} more GPUs for model "
             "parallelism.",
         )
@@ -237,10 +237,10 @@ def profiled_threads(
         return
     best = min(times, key=times.__getitem__)
     plan.update(threads=best, threads_basis="profiled")
-    shown = ", ".join(f"{seconds * 1e3:,.3g} ms at {t}" for t, seconds in sorted(times.items()))
+    shown = ", ".join(f"{duration(seconds)} at {t}" for t, seconds in sorted(times.items()))
     text = (
-        f"Train with {best} thread{'s' if best > 1 else ''}: the profile of {device} predicts {shown} per "
-        f"step at batch {batch} (profiled, ±{PROFILED_ERROR:.0%})"
+        f"Train with {plural(best, 'thread')}: the profile of {device} predicts {shown} per "
+        f"step at batch {batch} (profiled, 90% interval {ratio_text(ratios_for('profiled', 'cpu'))})"
         + (
             f" (fewer threads than your {cores} cores: this network is too small to share)."
             if best < cores
@@ -270,7 +270,7 @@ def follow_measurement(payload: dict[str, Any], measured: dict[str, Any]) -> dic
         return followed
     job = measured.get("calibration")
     text = (
-        f"Train with {threads} thread{'s' if threads > 1 else ''}: calibration #{job} measured that fastest "
+        f"Train with {plural(threads, 'thread')}: calibration #{job} measured that fastest "
         f"at batch {at.get('batch_size')}, where the plan had said {plan['threads']}."
     )
     reasons = [r for r in plan["reasons"] if r["rule"] not in THREAD_RULES]

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from advisor.engine import catalog
-from advisor.engine.dataflow import GB, size_text
+from advisor.engine.dataflow import GB
+from advisor.engine.units import duration, nbytes
 
 # Beyond this many GPUs in all, no cluster in existence matches (the largest ones hold about 100,000).
 MAX_PLAUSIBLE_GPUS = 100_000
@@ -60,7 +61,7 @@ def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) 
         )
         warn(
             "hardware.ram_gb",
-            f"{hw['ram_gb']:g} GB of RAM is less than the {size_text(needed)} the first candidate needs for "
+            f"{hw['ram_gb']:g} GB of RAM is less than the {nbytes(needed)} the first candidate needs for "
             f"{what}: the machine would swap or fail."
             + (
                 " Is hardware.ram_gb in GB?"
@@ -81,15 +82,7 @@ def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) 
         warn(
             "target.time_budget_hours",
             f"A budget of {budget:g} h is under {BUDGET_FRACTION:.0%} of the estimated "
-            f"{_duration(estimate)} to train: no hardware plan closes such a gap. Is "
+            f"{duration(estimate)} to train: no hardware plan closes such a gap. Is "
             "target.time_budget_hours in hours?",
         )
     return found
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 2 * 3600:
-        return f"{seconds / 3600:,.3g} h"
-    if seconds >= 120:
-        return f"{seconds / 60:,.3g} minutes"
-    return f"{seconds:,.3g} s"

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
 # 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
 # their input's gradient, weights in a product's memory time and embeddings' dense gradients
 # 4: a GPU's points pipelined and larger, the GPU's sequence line
 # 5: the thread counts measured point by point, interleaved (same load for both), each point 2.5x longer
-# (A/B on the same grids in bench/README.md, "predict")
-PROFILE_VERSION = 5
+# (A/B on the same grids: bench/results/predict_amd-epyc-2c_ab-sequential-vs-interleaved/README.md and
+# bench/results/predict_amd-epyc-2c_ab-point-length/README.md)
+# 6: a curve of causal 1-D convolutions (CausalConv1d), which the 2-D convolutions' curve overpriced up to 6x
+# (bench/results/curves_amd-epyc-2c/README.md)
+PROFILE_VERSION = 6
+# the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
+PLAIN_CELL_CURVE: Final = "rnn"
+
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2
@@ -30,6 +36,8 @@ class ThreadProfile(TypedDict):
 
     linear: list[list[float]]  # [forward FLOPs of a batch, seconds of forward + backward]
     conv: list[list[float]]  # same, for Conv2d
+    # same, for CausalConv1d (version >= 6; an older profile's conv curve stands in for it)
+    conv1d: NotRequired[list[list[float]]]
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,
     # seconds of its forward + backward]
     rnn: list[list[float]]  # the same for a plain (tanh) RNN

@@ -18,6 +18,7 @@ from advisor.engine.estimate import (
     profiled_error,
     seconds_per_batch,
 )
+from advisor.engine.intervals import interval, ratios_for
 from advisor.engine.learned import Correction
 from advisor.engine.memory import memory_for
 from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
@@ -25,6 +26,7 @@ from advisor.engine.profile import DeviceProfile
 from advisor.engine.rules import reason
 from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
+from advisor.engine.units import nbytes
 
 
 def recommend(
@@ -36,7 +38,8 @@ def recommend(
 ) -> dict[str, Any]:
     """The contract's Recommendation without `id`; raises SpecError for bad input. With the `profile` of
     `device` (a Device id), times on that kind of device come from the cost model (basis "profiled"), and
-    with the device's learned `correction` from the corrected model (basis "predicted")."""
+    with the device's learned `correction`, where it beat the profile on the device's measurements, from the
+    corrected model (basis "predicted"). Every estimate has its 90% `interval` (engine.intervals)."""
     clean = normalise(spec)
     drafts, reasons = choice.drafts(clean)
     candidates = [to_candidate(draft, clean) for draft in drafts]
@@ -150,12 +153,14 @@ def analytic(
     if profile is not None and _uses(profile, plan):
         threads = int(plan["threads"]) if plan["device"] == "cpu" else 1
         name = device or profile["processor"]
-        if correction is not None:
+        if correction is not None and correction.used:
             per_batch = correction.seconds(candidate, batch, threads, profile)
             basis, error = "predicted", correction.expected_error
-        else:
+            ratios = correction.validation["ratio_low"], correction.validation["ratio_high"]
+        else:  # no correction, or one that did not beat the profile on the device's measurements
             per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
             basis, error = "profiled", profiled_error(profile["kind"])
+            ratios = ratios_for("profiled", plan["device"])
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],
@@ -167,6 +172,7 @@ def analytic(
             device=catalog_device,
         )
         basis, error, name = "catalog", CATALOG_ERROR, catalog_device.name
+        ratios = ratios_for("catalog", plan["device"])
     result = assemble(
         per_batch=per_batch,
         batch_size=batch,
@@ -177,6 +183,9 @@ def analytic(
         basis=basis,
     )
     result["expected_error"] = error
+    result["interval"] = interval(result, ratios)
+    if correction is not None and basis != "catalog":
+        result["correction"] = correction.basis()  # which of profile and correction timed it, and why
     result["device"] = name
     return result
 
@@ -200,9 +209,9 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
     candidate["reasons"].append(
         reason(
             "gpu.memory",
-            f"At a mini-batch of {start} training would not fit the {name} ({usable / GB:,.3g} GB usable): "
+            f"At a mini-batch of {start} training would not fit the {name} ({nbytes(usable)} usable): "
             "the "
-            f"batch is cut to {batch} ({candidate['memory_bytes']['total'] / GB:,.3g} GB). A GPU with more "
+            f"batch is cut to {batch} ({nbytes(candidate['memory_bytes']['total'])}). A GPU with more "
             "memory would allow the larger batch.",
         )
     )
@@ -218,9 +227,9 @@ def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict
         return None
     return reason(
         "size.exceeds.memory",
-        f"Even at a mini-batch of 1 this network needs about {at_one / GB:,.4g} GB to train: more than any "
+        f"Even at a mini-batch of 1 this network needs about {nbytes(at_one)} to train: more than any "
         "GPU in "
-        f"the catalog ({largest / GPU_USABLE / GB:g} GB) and more than your {spec['hardware']['ram_gb']:g} "
+        f"the catalog ({nbytes(largest / GPU_USABLE)}) and more than your {spec['hardware']['ram_gb']:g} "
         "GB of "
         "RAM. Make the input smaller (crop, downsample, select features) or split the model over many GPUs.",
     )

@@ -1,7 +1,7 @@
 """A timeline of the bytes a training step allocates and frees, and its peak: what the memory estimate is.
 
 The step is replayed as PyTorch runs it: each network's forward pass allocates every layer's output and what
-the layer keeps for backward (account.py), and frees an output nobody keeps as soon as the next layer has
+the layer keeps for backward (layers.py), and frees an output nobody keeps as soon as the next layer has
 read it; the backward pass walks the layers in reverse, making the gradient of each layer's input and of its
 parameters, and frees what a layer kept once its backward has run (autograd releases saved tensors then);
 the optimiser then updates in place, with a few temporaries. On CUDA the caching allocator hands out
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from advisor.engine.account import FLOAT_BYTES, LayerMemory
+from advisor.engine.layers import FLOAT_BYTES, LayerMemory
 
 CATEGORIES = ("weights", "gradients", "optimizer", "activations", "batch", "workspace")
 CUDA_BLOCK = 512  # bytes: the CUDA caching allocator's rounding of every block

@@ -8,6 +8,7 @@ from advisor.engine import families
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, LOSS_CD1, Family
 from advisor.engine.rules import reason
+from advisor.engine.units import plural
 
 INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
 INIT_FAN_IN = (
@@ -27,12 +28,12 @@ LARGE_IMAGE_PIXELS = 128 * 128  # at or above this, a CNN's activations per exam
 PUBLISHED_EPOCHS = 90
 
 # (optimiser, learning rate, rule) per family; every other network trained by backpropagation gets Adam at
-# Kingma & Ba's default rate. Measured (`python -m bench advice`, bench/README.md): SGD 0.01 with momentum
+# Kingma & Ba's default rate. Measured (bench/results/advice_intel-xeon-2c/README.md): SGD 0.01 with momentum
 # left the digits CNN at 0.96-0.97 where Adam at 1e-3 reaches the tuned search's score.
 # DCGAN's Adam (Radford et al. 2016 §4: rate 2e-4, beta1 0.5, both tuned on its convolutional image GANs; it
 # found Kingma & Ba's 0.001 "too high" there) is for image GANs only. A fully connected GAN on vectors gets
 # Kingma & Ba's defaults (rate 0.001, beta1 0.9) like every other network trained by backpropagation.
-# Measured (`python -m bench advice --data mixture`, 8 Gaussians in 2-D, bench/README.md): at 2e-4 the GAN
+# Measured (8 Gaussians in 2-D, bench/results/advice_amd-epyc-2c_gan-rule/README.md): at 2e-4 the GAN
 # covered 0 of 8 modes on all five seeds tried (C2ST score 0.24-0.29); at 1e-3 it covers 8/8/6/7/3 modes and
 # scores 0.45/0.42/0.29/0.35/0.31 (seed 2 a tie); DCGAN's beta1 0.5 moved the 2e-4 score by -2 to +4 points
 # and lowered two of three seeds at 1e-3, so vectors keep beta1 0.9.
@@ -124,9 +125,15 @@ def setup(
         reason(rule, f"{'SGD' if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}{how}"),
         reason(
             "train.epochs",
-            f"Up to {epochs} passes over your {examples:,} examples"
+            f"{'' if family == 'gan' else 'Up to '}{plural(epochs, 'pass', 'passes')} over your "
+            f"{plural(examples, 'example')}"
             + (" (the published schedule)" if published is not None else "")
-            + ", stopping early when the hold-out error stops improving.",
+            + (
+                ", without early stopping: a GAN's two losses trade off rather than fall, so no hold-out "
+                "error says when it is done; judge its samples as it trains."
+                if family == "gan"
+                else ", stopping early when the hold-out error stops improving."
+            ),
         ),
     ]
     return training, reasons

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine.families import FFN
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 
 
 def candidate(
@@ -60,6 +60,6 @@ WHOLE_STEPS = (
 # which of them set the factor: the MLP alone. Its layers lie on the profile's best-measured curve (the
 # products'); the CNN's one convolution is the conv curve's smallest point, the least stable of the profile
 # (1.7 to 3.2 ms over three quiet profiles of one machine), so its ratio says more about that point than
-# about whole steps (bench/README.md, "predict", 2026-11-23). The CNN's seconds are still stored.
+# about whole steps (bench/results/predict_amd-epyc-2c_quiet/README.md). The CNN's seconds are still stored.
 FACTOR_STEPS = (0,)
 FACTOR_RANGE = (0.5, 3.0)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.families import family_of
-from advisor.engine.families.family import (
+from advisor.engine.families.roles import (
     CLASSIFIER,
     DECODER,
     DISCRIMINATOR,
@@ -90,6 +90,7 @@ CHANNELS = ("in_channels", "out_channels")
 KINDS: dict[str, Kind] = {
     "Linear": Kind("fc", ("in_features", "out_features")),
     "Conv1d": Kind("conv", CHANNELS),
+    "CausalConv1d": Kind("tconv", (*CHANNELS, "kernel_size"), piece="CausalConv1d"),
     "Conv2d": Kind("conv", CHANNELS),
     "ConvTranspose2d": Kind("deconv", CHANNELS),
     "MaxPool2d": Kind("pool", ("kernel_size",)),

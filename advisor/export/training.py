@@ -14,20 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.families import family_of
-from advisor.engine.families.family import (
-    ADVERSARIAL,
-    BACKPROP,
-    CLASSIFIER,
-    CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    GENERATOR,
-    MODEL,
-    PRETRAINED,
-    VARIATIONAL,
-    Step,
-    network_input,
-)
+from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.engine.families.roles import CLASSIFIER, DECODER, DISCRIMINATOR, GENERATOR, MODEL, network_input
 from advisor.engine.layers import count
 from advisor.export import source
 from advisor.export.pieces.stopping import MIN_DELTA, MIN_GAIN, PATIENCE

@@ -11,7 +11,7 @@ from advisor.env import env_int
 from advisor.probe.learning.samples import Limits
 
 DEFAULTS = {
-    "SAMPLE_MAX_BYTES": 20 * 2**20,
+    "SAMPLE_MAX_BYTES": 20_000_000,  # decimal, as the pages write bytes: "at most 20 MB"
     "SAMPLE_MAX_EXAMPLES": 50_000,
     "SAMPLE_MAX_VALUES": 20_000_000,
     "SAMPLES_PER_USER": 50,

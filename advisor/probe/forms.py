@@ -7,6 +7,7 @@ from typing import Any, cast
 from django import forms
 from django.core.validators import MaxValueValidator
 
+from advisor.engine.units import plural, shape
 from advisor.probe import conf
 from advisor.probe.learning.samples import DEMOS
 
@@ -43,15 +44,52 @@ class SampleForm(forms.Form):
         return data
 
 
+class OptionsWithReasons(forms.Select):
+    """A select whose `disabled` options (value -> why) cannot be chosen: the reason is in their text, read
+    before anyone submits."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.disabled: set[object] = set()
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option: dict[str, Any] = super().create_option(name, value, *args, **kwargs)
+        if value in self.disabled:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class ProbeForm(forms.Form):
-    sample = forms.TypedChoiceField(coerce=int, label="Sample")
+    sample = forms.TypedChoiceField(coerce=int, label="Sample", widget=OptionsWithReasons)
     device = forms.ChoiceField(label="Device")
     time_limit_seconds = forms.IntegerField(min_value=1, label="Time limit (s)")
 
-    def __init__(self, *args: Any, samples: list[Any], devices: list[Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        samples: list[Any],
+        devices: list[Any],
+        misfits: dict[int, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """`misfits`: sample id -> why that sample cannot be probed here; shown, not choosable."""
         super().__init__(*args, **kwargs)
+        misfits = misfits or {}
         sample = cast(forms.TypedChoiceField, self.fields["sample"])
-        sample.choices = [(s.pk, f"{s.name} — {s.examples} examples, {s.input_shape}") for s in samples]
+        sample.choices = [
+            (
+                s.pk,
+                f"{s.name}: {plural(s.examples, 'example')} of {shape(s.input_shape)}"
+                + (f" (does not fit: {misfits[s.pk]})" if s.pk in misfits else ""),
+            )
+            for s in samples
+        ]
+        if samples and all(s.pk in misfits for s in samples):  # shown as chosen: a blank select says nothing
+            sample.choices = [("", "— none of your samples fits this task —"), *sample.choices]
+        cast(OptionsWithReasons, sample.widget).disabled = set(misfits)
+        if self.initial.get("sample") in misfits or "sample" not in self.initial:
+            fitting = [s.pk for s in samples if s.pk not in misfits]
+            self.initial["sample"] = fitting[0] if fitting else ""
         cast(forms.ChoiceField, self.fields["device"]).choices = [
             (d.id, f"{d.id} — {d.name}") for d in devices
         ]

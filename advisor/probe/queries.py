@@ -1,10 +1,32 @@
-"""Read-only queries of the probe that other parts show: what a recommendation's latest probes measured."""
+"""Read-only queries of the probe that other parts show: what a recommendation's latest probes measured, and
+which of a user's recommendations each kept sample can probe."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from advisor.contract import ProbeEstimate
 from advisor.models import Recommendation
-from advisor.probe.models import ProbeJob
+from advisor.probe.fit import facts_of, probe_fit
+from advisor.probe.models import DataSample, ProbeJob
+
+OFFERED_RECOMMENDATIONS = 20  # the newest ones a sample is checked against on /samples/
+
+
+@dataclass
+class Offer:
+    """One recommendation a sample could be probed with, or why it could not."""
+
+    recommendation: Recommendation
+    why_not: list[str] = field(default_factory=list)  # empty: the probe would start
+
+
+@dataclass
+class SampleOffers:
+    sample: DataSample
+    fits: list[Offer] = field(default_factory=list)
+    misfits: list[Offer] = field(default_factory=list)
 
 
 def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:
@@ -24,3 +46,21 @@ def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:
                 entry["time_to_target"] = verdict.get("time_to_target")
             found[index] = entry
     return found
+
+
+def sample_offers(owner: Any, sample_rows: list[DataSample]) -> list[SampleOffers]:
+    """Per sample, the owner's newest recommendations it can be probed with and, for the others, why not:
+    from what was kept about each sample (no file is read), by the same check that refuses a probe."""
+    recommendations = list(
+        Recommendation.objects.filter(owner=owner).exclude(spec__task="generation")[:OFFERED_RECOMMENDATIONS]
+    )
+    answer = []
+    for sample in sample_rows:
+        offers = SampleOffers(sample)
+        facts = facts_of(sample)
+        for rec in recommendations:
+            errors = probe_fit(facts=facts, recommendation=rec)
+            offer = Offer(rec, [text for texts in errors.values() for text in texts])
+            (offers.misfits if offer.why_not else offers.fits).append(offer)
+        answer.append(offers)
+    return answer

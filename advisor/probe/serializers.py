@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from advisor.api.policies import MAX_ID
+from advisor.api.serializers import Forecasts
 from advisor.probe.learning.samples import DEMOS
 from advisor.probe.models import DataSample, ProbeJob
 
@@ -73,8 +74,11 @@ class ProbeRequestSerializer(serializers.Serializer[dict[str, Any]]):
     time_limit_seconds = serializers.IntegerField(min_value=1, max_value=86400, required=False)
 
 
-class ProbeSerializer(serializers.ModelSerializer[ProbeJob]):
+class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
+    kind = "probe"
     device = serializers.CharField(source="device_id")
+    queue = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
 
     class Meta:
         model = ProbeJob
@@ -89,6 +93,8 @@ class ProbeSerializer(serializers.ModelSerializer[ProbeJob]):
             "status",
             "progress",
             "step",
+            "queue",
+            "remaining",
             "results",
             "verdict",
             "error",

@@ -11,14 +11,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 
-from advisor import profiles
+from advisor import forecasts, profiles
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
-from advisor.jobs import JobKind, JobRefused, cancel, queue
+from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
+from advisor.probe.fit import fit_errors, pick_candidates, probe_fit
 from advisor.probe.learning import samples
-from advisor.probe.learning.data import check_fit, trainable
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.uploads import parse_upload, too_big
 from advisor.probe.models import DataSample, ProbeJob
@@ -30,19 +30,11 @@ class ProbeRefused(JobRefused):
     """A probe request that must not be queued; `.errors` names the offending fields."""
 
 
-def _time_limits(job: ProbeJob) -> dict[str, Any]:
-    """Celery's own limits are a backstop above the job's (its training process is stopped by the runner),
-    sized per job: the settings' defaults are the calibrations'."""
-    from advisor.probe.learning.child import STARTUP_LIMIT_S
-
-    backstop = job.time_limit_seconds + STARTUP_LIMIT_S
-    return {"soft_time_limit": backstop + 60, "time_limit": backstop + 120}
-
-
 # A probe runs advisor.run_probe (advisor/probe/tasks.py) on its device's own queue, shared with
 # calibrations so a probe and a calibration never run on one device at once; an orphan is re-queued once.
+# Celery's own limits are a backstop above every kind's (core.message_limits).
 PROBES: JobKind[ProbeJob] = JobKind(
-    ProbeJob, noun="probe", task="advisor.run_probe", max_attempts=lambda: 2, send_options=_time_limits
+    ProbeJob, noun="probe", task="advisor.run_probe", max_attempts=lambda: 2, send_options=core.message_limits
 )
 
 
@@ -80,7 +72,7 @@ def create_sample(
         original, fmt, upload_bytes = demo, "demo", 0
         label_column = ""
     if recommendation is not None:
-        errors = fit_errors(arrays=sample, spec=recommendation.spec)
+        errors = fit_errors(facts=sample.describe(), spec=recommendation.spec)
         if errors:
             raise SampleError(errors)
     rel = f"{owner.pk}/{uuid.uuid4().hex}.npz"
@@ -114,19 +106,6 @@ def create_sample(
         raise
 
 
-def fit_errors(*, arrays: samples.Sample, spec: dict[str, Any]) -> dict[str, list[str]]:
-    """What stops these arrays serving the spec's task ({} when nothing)."""
-    if spec.get("task") == "generation":
-        return {"recommendation": ["a generation task has no accuracy to probe"]}
-    data = spec.get("data") or {}
-    return check_fit(
-        arrays,
-        goal=spec.get("goal") or "classify",
-        input_shape=data.get("input_shape") or [],
-        outputs=data.get("outputs"),
-    )
-
-
 def delete_sample(*, sample: DataSample) -> None:
     if sample.probes.exclude(status__in=ProbeJob.FINISHED).exists():
         raise Conflict("a queued or running probe still uses this sample; cancel it first")
@@ -134,14 +113,6 @@ def delete_sample(*, sample: DataSample) -> None:
 
 
 # --- probe jobs --------------------------------------------------------------------------------------------
-
-
-def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
-    """The first shallow and the first deep candidate of the recommendation (net.shallow.first)."""
-    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
-    shallow = next((i for i, c in enumerate(candidates) if c.get("depth") == "shallow"), None)
-    deep = next((i for i, c in enumerate(candidates) if c.get("depth") == "deep"), None)
-    return shallow, deep
 
 
 def submit_probe(
@@ -164,37 +135,22 @@ def submit_probe(
         stored = samples.load(sample.file)
     except (OSError, ValueError):
         errors["sample"] = ["the sample's file cannot be read any more; upload it again"]
+        errors.update(probe_fit(facts=None, recommendation=recommendation))
     else:
-        errors.update(fit_errors(arrays=stored, spec=recommendation.spec))
-    shallow, deep = pick_candidates(recommendation)
-    goal = recommendation.spec.get("goal") or "classify"
-    usable = [
-        i
-        for i in (shallow, deep)
-        if i is not None and trainable(recommendation.result["candidates"][i], goal) is None
-    ]
-    if not usable:
-        errors.setdefault("recommendation", []).append(
-            "none of its candidates can be trained on labelled data (the probe needs a shallow or deep "
-            "network with a supervised output)"
-        )
+        errors.update(probe_fit(facts=stored.describe(), recommendation=recommendation))
     active = ProbeJob.objects.filter(owner=owner).exclude(status__in=ProbeJob.FINISHED).count()
     if active >= conf.value("PROBES_ACTIVE_PER_USER"):
         errors["probe"] = [
             f"you have {active} probes queued or running; wait for one to finish or cancel one"
         ]
-    cap = conf.value("PROBE_MAX_PARAMETERS")
-    for i in usable:
-        params = int(recommendation.result["candidates"][i].get("parameters") or 0)
-        if params > cap:
-            errors.setdefault("recommendation", []).append(
-                f"candidate {i} has {params:,} parameters, above this server's probe cap of {cap:,} "
-                "(PROBE_MAX_PARAMETERS)"
-            )
+    errors.update(core.queued_refusal(owner))
     if errors:
+        count_refusal("probe", errors)
         raise ProbeRefused(errors)
     job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
+    shallow, deep = pick_candidates(recommendation)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
+    job.work_plan = forecasts.plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
     return queue(PROBES, job)
 
 
@@ -219,8 +175,8 @@ def seconds_per_epoch(
         return None
     candidates = core.recommendation_payload(rec)["candidates"]
     estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
-    if estimate.get("basis") in ("catalog", "analytic") and device is not None and device.profile:
+    if estimate.get("basis") == "catalog" and device is not None and device.profile:
         estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
     if estimate.get("seconds_per_epoch") is None:
         return None
-    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "analytic")}
+    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}

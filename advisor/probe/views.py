@@ -15,13 +15,21 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from advisor.accounts import signed_in
 from advisor.models import Device, Recommendation
 from advisor.probe import conf, services
+from advisor.probe.fit import facts_of, pick_candidates, probe_fit
 from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.learning.samples import SampleError
+from advisor.probe.learning.verdict import interval_words
 from advisor.probe.models import DataSample, ProbeJob
+from advisor.probe.queries import sample_offers
 from advisor.queries import paginate
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.charts import probe_charts
+from advisor.web.jobs import eta
 from advisor.web.partial import job_page, page_or_fragment
+
+
+def _why_not(errors: dict[str, list[str]]) -> str:
+    return "; ".join(text for texts in errors.values() for text in texts)
 
 
 def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
@@ -40,18 +48,23 @@ def _page(
     samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
     devices = [d for d in Device.objects.all() if d.online]
     initial = {"sample": selected} if selected else {}
-    shallow, deep = services.pick_candidates(rec)
+    shallow, deep = pick_candidates(rec)
     candidates = rec.result.get("candidates", [])
+    misfits = {s.pk: _why_not(probe_fit(facts=facts_of(s), recommendation=rec)) for s in samples}
+    misfits = {pk: why for pk, why in misfits.items() if why}
     context = {
         "rec": rec,
         "samples": samples,
+        "fitting": [s for s in samples if s.pk not in misfits],
+        "misfits": [(s, misfits[s.pk]) for s in samples if s.pk in misfits],
         "devices": devices,
         "sample_form": sample_form or SampleForm(spec=rec.spec),
-        "probe_form": probe_form or ProbeForm(initial=initial, samples=samples, devices=devices),
+        "probe_form": probe_form
+        or ProbeForm(initial=initial, samples=samples, devices=devices, misfits=misfits),
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
         "probes": rec.probes.filter(owner=signed_in(request.user))[:20],
-        "max_mb": conf.value("SAMPLE_MAX_BYTES") / 1e6,
+        "max_bytes": conf.value("SAMPLE_MAX_BYTES"),
     }
     return render(request, "probe/new.html", context, status=status)
 
@@ -67,7 +80,10 @@ def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
         )
     samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
     devices = [d for d in Device.objects.all() if d.online]
-    form = ProbeForm(request.POST, samples=samples, devices=devices)
+    misfits = {s.pk: _why_not(probe_fit(facts=facts_of(s), recommendation=rec)) for s in samples}
+    form = ProbeForm(
+        request.POST, samples=samples, devices=devices, misfits={k: v for k, v in misfits.items() if v}
+    )
     if not form.is_valid():
         return _page(request, rec, probe_form=form, status=400)
     data = form.cleaned_data
@@ -118,12 +134,15 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         _own(ProbeJob.objects.select_related("recommendation", "sample", "device"), request), pk=pk
     )
     target = (job.recommendation.spec.get("target") or {}).get("accuracy")
+    curve = job.results.get("curve") or {}
     context = {
         "job": job,
+        "expected_words": interval_words(curve) if curve.get("estimate") is not None else "",
         "results": job.results,
         "verdict": job.verdict,
         "charts": probe_charts(job.results, target),
         "target": target,
+        "eta": eta("probe", job),
     }
     return job_page(request, "probe/probe.html", context, finished=job.finished)
 
@@ -151,8 +170,14 @@ def probe_history(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def sample_list(request: HttpRequest) -> HttpResponse:
-    samples = _own(DataSample.objects.all(), request)[:100]
-    return render(request, "probe/samples.html", {"samples": samples})
+    return render(request, "probe/samples.html", _samples_context(request))
+
+
+def _samples_context(request: HttpRequest) -> dict[str, Any]:
+    """The user's samples, each with the recommendations of theirs it can be probed with (and why not the
+    others); a staff member sees everyone's samples, offered against their own recommendations."""
+    rows = list(_own(DataSample.objects.select_related("owner"), request)[:100])
+    return {"offers": sample_offers(signed_in(request.user), rows)}
 
 
 @require_POST
@@ -163,11 +188,6 @@ def delete_sample(request: HttpRequest, pk: int) -> HttpResponse:
         services.delete_sample(sample=sample)
     except services.Conflict as exc:
         messages.error(request, str(exc))
-        return render(
-            request,
-            "probe/samples.html",
-            {"samples": _own(DataSample.objects.all(), request)[:100]},
-            status=409,
-        )
+        return render(request, "probe/samples.html", _samples_context(request), status=409)
     messages.success(request, f"Sample “{sample.name}” deleted.")
     return redirect("samples")

@@ -1,12 +1,17 @@
-"""The account page: the user's API token, how to use it from a script, and replacing it."""
+"""The account pages: the user's API token, how to use it from a script, and replacing it; how they hear
+that a job finished (webhook, email)."""
 
 from __future__ import annotations
 
+from django import forms
+from django.core.validators import URLValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from advisor import accounts
+from advisor.accounts import signed_in
+from advisor.models import Notifications
 from advisor.web.auth import login_required
 
 
@@ -23,3 +28,33 @@ def token(request: HttpRequest) -> HttpResponse:
 def regenerate_token(request: HttpRequest) -> HttpResponse:
     accounts.regenerate_api_token(request.user)
     return redirect("token")
+
+
+class NotificationsForm(forms.Form):
+    webhook_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        validators=[URLValidator(schemes=["http", "https"])],
+        label="Webhook URL",
+        help_text="POSTed JSON when a job of yours finishes or fails: "
+        '{"event": "job.finished", "kind", "id", "status", "error", "device", "url", "api"}',
+    )
+    email = forms.BooleanField(required=False, label="Email me too")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def notifications(request: HttpRequest) -> HttpResponse:
+    """How the user hears that a job finished or failed (advisor/notify.py)."""
+    user = signed_in(request.user)
+    current, _ = Notifications.objects.get_or_create(user=user)
+    initial = {"webhook_url": current.webhook_url, "email": current.email}
+    form = NotificationsForm(request.POST if request.method == "POST" else None, initial=initial)
+    context = {"form": form, "email": user.email, "saved": False}
+    if request.method == "POST":
+        if not form.is_valid():
+            return render(request, "advisor/notifications.html", context, status=400)
+        accounts.set_notifications(user, **form.cleaned_data)
+        context["saved"] = True
+    return render(request, "advisor/notifications.html", context)

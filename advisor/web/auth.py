@@ -1,5 +1,6 @@
 """login_required that also serves htmx: an expired session on a polled fragment sends the whole page to the
-login form (HX-Redirect) instead of swapping the login page into a fragment's place."""
+login form (HX-Redirect) instead of swapping the login page into a fragment's place; and the page of a
+sign-in locked after too many failures."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth.decorators import login_required as django_login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
@@ -38,3 +39,13 @@ def login_required(view: View) -> View:
         return plain(request, *args, **kwargs)
 
     return wrapper
+
+
+def locked_out(request: HttpRequest, response: HttpResponse | None, credentials: Any) -> HttpResponse:
+    """django-axes's answer to a locked sign-in (AXES_LOCKOUT_CALLABLE): the page that says why, for how
+    long, and who can unlock it, with 429."""
+    context = {
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "cooloff_minutes": round(float(settings.AXES_COOLOFF_TIME) * 60),
+    }
+    return render(request, "registration/locked_out.html", context, status=429)

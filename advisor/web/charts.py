@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NotRequired, TypedDict
 
-from advisor.web.present import duration, si
+from advisor.engine.units import duration, si, threads_text
 
 W, H = 460, 260
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
@@ -252,11 +252,7 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
     allocators = sorted({r["allocator"] for r in ok})
-    threads = (
-        (f"{fastest['threads']} thread" + ("" if fastest["threads"] == 1 else "s"))
-        if fastest["threads"]
-        else "GPU"
-    )
+    threads = threads_text(fastest["threads"]) if fastest["threads"] else "GPU"
 
     def by_allocator(pick: Callable[[dict[str, Any]], bool], x_key: str) -> list[Series]:
         return [
@@ -314,15 +310,6 @@ def _bar_label(row: dict[str, Any]) -> str:
     return f"b{row['batch_size']}{threads}" + ("" if row["allocator"] == "default" else "*")
 
 
-def examples(value: float) -> str:
-    """12000 -> '12k': the x axis of a learning curve."""
-    if value >= 1_000_000:
-        return f"{value / 1e6:.3g}M"
-    if value >= 1000:
-        return f"{value / 1e3:.3g}k"
-    return f"{value:.3g}"
-
-
 def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any]:
     """The learning curve of the network it was fitted on (held-out score against training examples, log
     scale, with the expected score at full size) and the per-epoch validation scores of each network."""
@@ -352,7 +339,7 @@ def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any
             ylabel="held-out score",
             series=series,
             log_x=True,
-            x_format=examples,
+            x_format=si,  # 12000 -> "12 k", as every count with a prefix is written
             y_from_zero=False,
             y_ceiling=1.0,
             target=target,

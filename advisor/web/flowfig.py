@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import engine
-from advisor.web.present import TIMES, duration, nbytes
+from advisor.engine.units import TIMES, byte_rate, duration, nbytes, threads_text
 
 BOX_W, BOX_H, GAP, TOP = 180, 70, 150, 8
 
@@ -25,13 +25,13 @@ def flow_figure(spec: dict[str, Any], plan: dict[str, Any], flow: dict[str, Any]
         ("Storage", storage["name"], f"data {nbytes(flow.get('dataset_bytes'))}"),
         (
             "RAM",
-            f"{hw.get('ram_gb', 0):g} GB per node",
+            f"{nbytes(hw.get('ram_gb', 0) * 1e9)} per node",
             "holds the data" if fits_ram else "too small for the data",
         ),
     ]
     arrows = [
         (
-            f"{hw.get('storage')} · {storage['gbps']:g} GB/s" if storage["gbps"] else "",
+            f"{hw.get('storage')} · {byte_rate(storage['gbps'] * 1e9)}" if storage["gbps"] else "",
             "read once"
             if fits_ram or fits_gpu
             else f"{duration(flow.get('storage_seconds_per_epoch'))} / epoch",
@@ -48,14 +48,16 @@ def flow_figure(spec: dict[str, Any], plan: dict[str, Any], flow: dict[str, Any]
         )
         arrows.append(
             (
-                f"{hw.get('link')} · {link['gbps']:g} GB/s" if link["gbps"] else str(hw.get("link")),
+                f"{hw.get('link')} · {byte_rate(link['gbps'] * 1e9)}"
+                if link["gbps"]
+                else str(hw.get("link")),
                 "once, then resident"
                 if fits_gpu
                 else f"{duration(flow.get('transfer_seconds_per_epoch'))} / epoch",
             )
         )
     else:
-        boxes.append(("CPU", f"{plan.get('threads', hw.get('cpu_cores'))} threads", "computes in RAM"))
+        boxes.append(("CPU", threads_text(plan.get("threads", hw.get("cpu_cores"))), "computes in RAM"))
         arrows.append(("memory bus", "no transfer"))
     drawn_boxes = [
         {

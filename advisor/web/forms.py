@@ -40,6 +40,24 @@ STEPS: list[tuple[str, str, tuple[str, ...]]] = [
     ("target", "Targets", SECTIONS["target"]),
 ]
 STEP_NAMES = [name for name, _, _ in STEPS]
+# Fields that belong to some tasks only: the wizard hides them for the others and does not send them (a
+# generation task has no goal, outputs or accuracy target: an accuracy of 0.98 widened its GAN). The
+# vocabulary is for token sequences; the engine refuses it elsewhere, so it is hidden there, not dropped.
+ONLY_FOR_TASKS: dict[str, tuple[str, ...]] = {
+    "generation": ("generation",),
+    "goal": ("vision", "tabular", "sequence"),
+    "outputs": ("vision", "tabular", "sequence"),
+    "accuracy": ("vision", "tabular", "sequence"),
+    "vocab_size": ("sequence", "generation"),
+}
+NOT_SENT = ("generation", "goal", "outputs", "accuracy")
+
+
+def applies(field: str, task: str | None) -> bool:
+    """Whether the wizard shows `field` for `task` (every field while no task is chosen)."""
+    return not task or field not in ONLY_FOR_TASKS or task in ONLY_FOR_TASKS[field]
+
+
 # The TaskSpec section of each field ("" = top level).
 SECTION_OF = {field: ("" if step == "task" else step) for step, _, fields in STEPS for field in fields}
 
@@ -146,9 +164,10 @@ class SpecForm(forms.Form):
                 spec[section][name] = value
             else:
                 spec[name] = value
-        if spec.get("task") != "generation":
-            # The field stays on the page when the task changes; it only belongs to generation tasks.
-            spec["generation"] = None
+        for name in NOT_SENT:  # the fields stay on the page when the task changes; not in the spec
+            if not applies(name, spec.get("task")):
+                section = SECTION_OF[name]
+                (spec[section] if section else spec)[name] = None
         return spec
 
     def spec_errors(self) -> dict[str, list[str]]:
@@ -163,7 +182,12 @@ class SpecForm(forms.Form):
     def field_errors(self, engine_errors: dict[str, list[str]]) -> dict[str, list[str]]:
         """The form's parse errors, then the engine's by field ('data.input_shape' -> input_shape); a path
         that is no field (a whole section) goes to '__all__' with its path."""
-        errors: dict[str, list[str]] = {name: [str(m) for m in msgs] for name, msgs in self.errors.items()}
+        task = (self.cleaned_data if hasattr(self, "cleaned_data") else {}).get("task")
+        errors: dict[str, list[str]] = {
+            name: [str(m) for m in msgs]
+            for name, msgs in self.errors.items()
+            if name not in NOT_SENT or applies(name, task)  # what is not sent cannot be wrong
+        }
         for path, messages in engine_errors.items():
             name = path.rsplit(".", 1)[-1]
             key = name if name in self.fields else "__all__"

@@ -9,11 +9,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from advisor import queries, services
+from advisor.engine.units import nbytes, rate, threads_text
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
 from advisor.web.partial import page_or_fragment
-from advisor.web.present import candidate_view, nbytes, si
+from advisor.web.present import candidate_view, family_title
 
 
 @require_GET
@@ -46,7 +47,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         "kind": kind,
         "a": a,
         "b": b,
-        "choices": queries.compare_choices(request.user, kind),
+        "choices": queries.compare_choices(request.user, kind, family=family_title),
         "columns": columns,
         "rows": _rows(columns),
         "missing": missing,
@@ -75,7 +76,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
         "url": reverse("recommendation", args=[rec.pk]) + f"?c={index}",
         "values": {
             "Task": rec.spec.get("task"),
-            "Family": f"{cand['family']} ({cand['depth']})",
+            "Family": family_title(cand["family"], cand["depth"]),
             "Published network": cand.get("published") or "—",
             "Hidden sizes": ", ".join(map(str, cand.get("hidden_sizes", []))),
             "Parameters": view["parameters"],
@@ -91,7 +92,8 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
 
 def _device_column(job: CalibrationJob) -> dict[str, Any]:
     v = job_view(job, plots=False)
-    ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"]]
+    # an unreliable configuration (contention, an imprecise median) is never shown as the fastest
+    ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"] and not r["unreliable"]]
     best = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"]) if ok else None
     device = job.device
     measured = v["measured"]
@@ -103,18 +105,18 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
             "Kind": device.get_kind_display(),
             "Cores / threads": f"{device.cores or '—'} / {device.threads or '—'}",
             "Memory": nbytes(device.memory_bytes),
-            "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family']}",
+            "Network": f"#{job.recommendation_id} candidate {job.candidate + 1}: {v['family_title']}",
             "Status": job.status,
             "Fastest set-up": _setup(best) if best else "—",
             "Time per batch": (best["per_batch"], "measured") if best else "—",
-            "Examples per second": si(best["examples_per_second"]) if best else "—",
+            "Examples per second": rate(best["examples_per_second"], "examples") if best else "—",
             "Time to train": (measured["to_train"], "measured") if measured else "—",
         },
     }
 
 
 def _setup(row: dict[str, Any]) -> str:
-    threads = f", {row['threads']} thread{'' if row['threads'] == 1 else 's'}" if row["threads"] else ""
+    threads = f", {threads_text(row['threads'])}" if row["threads"] else ""
     return f"batch {row['batch_size']}{threads}, {row['allocator']} allocator"
 
 

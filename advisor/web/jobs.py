@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
-
 from advisor import engine
-from advisor.models import CalibrationJob
+from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
+from advisor.models import CalibrationJob, DeviceJob
+from advisor.queueing import Forecaster, Place
 from advisor.web.charts import calibration_charts
-from advisor.web.present import analytic_for, duration, estimate_view, nbytes, si
+from advisor.web.present import analytic_for, estimate_view, family_title
 
 
 def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
@@ -19,6 +19,17 @@ def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -
     try:
         return engine.memory_for(candidate, batch_size=batch_size, device=device)["total"]
     except (KeyError, ValueError):  # a stored candidate the account cannot read: show no estimate
+        return None
+
+
+def _estimated_resident(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+    """The engine's estimate of the training process's resident-set growth (CPU only), to set beside the
+    growth a CPU configuration measured."""
+    if not candidate or device != "cpu":
+        return None
+    try:
+        return engine.resident_for(candidate, batch_size=batch_size)
+    except (KeyError, ValueError):
         return None
 
 
@@ -41,36 +52,66 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
                 "iqr": duration(result.get("iqr")),
                 "iterations": result.get("iterations"),
                 "examples_per_second": result.get("examples_per_second"),
-                "throughput": si(result.get("examples_per_second")),
+                "throughput": quantity(result.get("examples_per_second")),
                 "peak_memory": nbytes(result.get("peak_memory_bytes")),
                 "estimated_memory": nbytes(_estimated_memory(candidate, m.batch_size, device)),
+                "estimated_resident": nbytes(_estimated_resident(candidate, m.batch_size, device)),
                 "live_memory": nbytes(result.get("live_tensor_peak_bytes")),
-                "achieved": si(result.get("achieved_flops"), "FLOP/s"),
+                "achieved": flops_rate(result.get("achieved_flops")),
                 "noisy": bool(result.get("noisy")),
+                "unreliable": bool(result.get("unreliable")),
+                "reasons": "; ".join(str(r.get("text", "")) for r in result.get("unreliable_reasons") or []),
                 "message": result.get("message", ""),
             }
         )
     return rows
 
 
-def eta(job: CalibrationJob) -> dict[str, Any]:
-    """Elapsed and remaining time: from the progress so far, never beyond the job's own time limit."""
-    if job.status == CalibrationJob.QUEUED:
-        return {"elapsed": None, "remaining": None, "text": f"waiting for {job.device_id} to pick it up"}
+def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> dict[str, Any]:
+    """Elapsed and remaining time of a running job (engine.remaining: its plan paced by the progress so far,
+    within its time limit), or a queued job's place in its device's fair-share queue and expected start."""
+    forecaster = forecaster or Forecaster()
+    empty = {"elapsed": None, "remaining": None, "text": "", "place": None}
+    if job.status == DeviceJob.QUEUED:
+        place = forecaster.place(kind, job)
+        if place is None:
+            return {**empty, "text": f"waiting for {job.device_id} to pick it up"}
+        return {**empty, "text": place_text(job, place), "place": place}
     if job.started_at is None:
-        return {"elapsed": None, "remaining": None, "text": ""}
-    end = job.finished_at or timezone.now()
+        return empty
+    end = job.finished_at or forecaster.now
     elapsed = (end - job.started_at).total_seconds()
     if job.finished:
-        return {"elapsed": elapsed, "remaining": 0.0, "text": f"took {duration(elapsed)}"}
-    limit_left = max(0.0, job.time_limit_seconds - elapsed)
-    if job.progress > 0:
-        remaining = min(elapsed * (1 - job.progress) / job.progress, limit_left)
-        text = f"about {duration(remaining)} left ({duration(elapsed)} so far)"
+        return {**empty, "elapsed": elapsed, "remaining": 0.0, "text": f"took {duration(elapsed)}"}
+    left = forecaster.finish(kind, job)
+    if left is None:
+        return {**empty, "elapsed": elapsed}
+    seconds = float(left["remaining_seconds"])
+    if left["basis"] == "limit":
+        text = f"at most {duration(seconds)} left (time limit); {duration(elapsed)} so far"
     else:
-        remaining = limit_left
-        text = f"at most {duration(limit_left)} left (time limit); {duration(elapsed)} so far"
-    return {"elapsed": elapsed, "remaining": remaining, "text": text}
+        text = f"about {duration(seconds)} left ({duration(elapsed)} so far)"
+    return {**empty, "elapsed": elapsed, "remaining": seconds, "text": text}
+
+
+def place_text(job: DeviceJob, place: Place) -> str:
+    """ "2nd in line on box-cpu0 (2 jobs ahead); expected to start in about 40 s"."""
+    position = int(place["position"])
+    ahead = int(place["ahead"])
+    where = f"{ordinal(position)} in line on {job.device_id} ({ahead} job{'' if ahead == 1 else 's'} ahead)"
+    if place["draining"]:
+        return f"{where}; the device is drained by staff: nothing starts until it is undrained"
+    start = place["starts_in_seconds"]
+    return (
+        f"{where}; expected to start in about {duration(max(1.0, float(start)))}"
+        if start
+        else f"{where}; next"
+    )
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
@@ -85,14 +126,22 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     return {
         "rows": rows,
         "plots": calibration_charts(rows) if plots else [],
-        "eta": eta(job),
+        "eta": eta("calibration", job),
         "percent": round(100 * job.progress),
         "candidate": candidate,
         "family": candidate.get("family", ""),
+        "family_title": family_title(candidate.get("family", ""), candidate.get("depth")),
+        "on_cpu": job.device.kind == "cpu",  # the memory columns: a process's growth, or the CUDA allocator's
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
         "default_allocator": default_allocator_view(rows, job.estimate or {}),
         "failures": failures,
+        # unreliable configurations decide nothing; a sweep of nothing else publishes no measured time
+        "withheld": summary.get("withheld"),
+        "unreliable_count": sum(r["unreliable"] for r in rows),
+        "measure_again": job.finished
+        and not job.options.get("spread")
+        and (bool(summary.get("withheld")) or any(r["unreliable"] for r in rows)),
         "reasons": summary.get("reasons", []),
         "stop_reason": summary.get("stop_reason"),
         "data_parallel": [
@@ -101,9 +150,9 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
                 "backend": r["backend"],
                 "threads": r["threads_per_rank"],
                 "per_step": duration(r["seconds_per_step"]),
-                "throughput": si(r["examples_per_second"]),
-                "efficiency": f"{r['efficiency']:.0%}",
-                "allreduce": f"{duration(r['allreduce_seconds'])} ({r['allreduce_share']:.0%})",
+                "throughput": quantity(r["examples_per_second"]),
+                "efficiency": percent(r["efficiency"]),
+                "allreduce": f"{duration(r['allreduce_seconds'])} ({percent(r['allreduce_share'])})",
             }
             for r in summary.get("data_parallel", [])
         ],

@@ -5,12 +5,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.utils.text import capfirst
-
 from advisor import engine
-from advisor.engine.families import title_of
-from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, network_inputs
+from advisor.engine.families import FAMILIES, FFN, GAN, title_of
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO
+from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import count
+from advisor.engine.units import TIMES, duration, interval_text, nbytes, percent, ratio_interval_text, si
+from advisor.engine.units import shape as shape_text
+
+
+def family_title(family: str, depth: str | None = None) -> str:
+    """'Deep belief network', from the family registry's title; a feed-forward network says which of the two
+    it is ('Shallow feed-forward network'), since the engine offers both."""
+    title = title_of(family) if family in FAMILIES else family.upper()
+    if family == FFN.key and depth in ("shallow", "deep"):
+        title = f"{depth} {title}"
+    return title[:1].upper() + title[1:]
+
+
+def family_label(family: str, depth: str | None = None) -> str:
+    """The title with the short name the verdict and the charts use: 'Shallow feed-forward network (FFN)'."""
+    return f"{family_title(family, depth)} ({family.upper()})" if family in FAMILIES else family_title(family)
+
 
 # The engine's loss names, as a reader who does not know them needs them.
 LOSSES = {
@@ -27,11 +43,11 @@ ELEMENTWISE = {
 }  # fmt: skip
 STYLE = {
     "Linear": "dense", "RBM": "dense", "Embedding": "dense", "EmbeddingBag": "dense", "Bilinear": "dense",
-    "Conv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv", "Concat": "conv",
+    "Conv1d": "conv", "CausalConv1d": "conv", "Conv2d": "conv", "ConvTranspose2d": "conv", "Residual": "conv",
+    "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
 }  # fmt: skip
-TIMES = "\u00d7"  # the multiplication sign of shapes: 3x224x224
 MAX_ROWS = 80
 ROW_H = 26
 WIDTH = 760
@@ -39,46 +55,20 @@ BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
 BAR_MAX = 220
 
 
-def si(value: float | None, unit: str = "") -> str:
-    """1093930 -> '1.09 M'; keeps three significant digits."""
-    if value is None:
-        return "—"
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}".rstrip()
-    return f"{value:.3g} {unit}".rstrip()
-
-
-def nbytes(value: float | None) -> str:
-    if value is None:
-        return "—"
-    # Decimal units, as the wizard's "RAM (GB)", the contract's ram_gb and the GPU catalog write them.
-    for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {unit}"
-    return f"{value:.0f} B"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    if seconds == 0:
-        return "0 s"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.3g} h"
-    return f"{seconds / 86400:.3g} days"
-
-
-def shape_text(shape: Any) -> str:
-    return TIMES.join(str(v) for v in shape) if shape else "—"
+def interval_view(estimate: dict[str, Any]) -> dict[str, str]:
+    """An estimate's 90% interval as the pages write it: the factors ("x0.6 to x1.9", with
+    multiplication signs) and each time's range ("25-48 min", with an en dash); empty where the estimate
+    has none (stored before intervals)."""
+    found, per_batch = estimate.get("interval"), estimate.get("seconds_per_batch")
+    if not found or not per_batch:
+        return {}
+    low, high = found["seconds_per_batch"]
+    return {
+        "band": f"90%: {ratio_interval_text(low / per_batch, high / per_batch)}",
+        "per_batch_range": interval_text(*found["seconds_per_batch"]),
+        "per_epoch_range": interval_text(*found["seconds_per_epoch"]),
+        "to_train_range": interval_text(*found["seconds_to_train"]),
+    }
 
 
 def _detail(layer: dict[str, Any]) -> str:
@@ -213,11 +203,29 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
+def memory_notes(candidate: dict[str, Any]) -> dict[str, str]:
+    """What the memory breakdown's figures cover, where a reader would otherwise wonder: gradients below the
+    weights' size (the peak falls inside the backward pass), and the CPU process's growth beside the live
+    tensors' peak (`resident_bytes`)."""
+    memory = candidate.get("memory_bytes") or {}
+    notes: dict[str, str] = {}
+    weights, gradients = memory.get("weights", 0), memory.get("gradients", 0)
+    if weights > 0 and gradients < weights:
+        notes["gradients"] = (
+            f"Gradients are {nbytes(gradients)} of the {nbytes(weights)} they reach (one per weight): the "
+            "parts are what is alive at the step's peak, which falls inside the backward pass, as it frees "
+            "the saved activations layer by layer and makes the gradients. A smaller batch (fewer "
+            "activations) moves the peak later, when more gradients exist."
+        )
+    if candidate.get("resident_bytes"):
+        notes["resident"] = nbytes(candidate["resident_bytes"])
+    return notes
+
+
 # what a pre-measurement figure is called where a page sets it beside a measurement: by its basis, since a
-# profiled or predicted figure is no longer the catalog's "analytic" one ("analytic": stored before profiles)
+# profiled or predicted figure is not the catalog's
 ESTIMATE_NAMES = {
     "catalog": "catalog estimate",
-    "analytic": "catalog estimate",
     "profiled": "profiled estimate",
     "predicted": "predicted estimate",
 }
@@ -232,7 +240,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
     basis: catalog, profiled or predicted) was, named by that basis."""
     view = {
-        "basis": estimate.get("basis", "analytic"),
+        "basis": estimate.get("basis", "catalog"),
         "name": estimate_name(estimate),
         "per_batch": duration(estimate.get("seconds_per_batch")),
         "per_epoch": duration(estimate.get("seconds_per_epoch")),
@@ -241,6 +249,8 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
         "calibration": estimate.get("calibration"),
         "measured_at": estimate.get("measured_at"),
         "error": estimate.get("expected_error"),
+        **interval_view(estimate),
+        "correction": estimate.get("correction"),  # whether the learned correction timed it, and why
         "device": estimate.get("device"),
         "devices": estimate.get("devices") or 1,
         "scaling": _scaling_view(estimate.get("scaling")),
@@ -251,9 +261,10 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     if view["basis"] == "measured" and analytic and analytic.get("seconds_to_train"):
         view["analytic_to_train"] = duration(analytic["seconds_to_train"])
         view["prior"] = {
-            "basis": analytic.get("basis", "analytic"),
+            "basis": analytic.get("basis", "catalog"),
             "device": analytic.get("device"),
             "error": analytic.get("expected_error"),
+            "band": interval_view(analytic).get("band", ""),
             "name": estimate_name(analytic),
         }
         measured = estimate.get("seconds_to_train") or 0
@@ -268,8 +279,8 @@ def _scaling_view(scaling: dict[str, Any] | None) -> dict[str, Any] | None:
     return {
         **scaling,
         "measured": scaling.get("basis") == "measured",
-        "efficiency_percent": f"{100 * float(scaling['efficiency']):.0f}%",
-        "cut_percent": f"{100 * float(scaling.get('cut_per_doubling') or 0):.0f}%",
+        "efficiency_percent": percent(scaling["efficiency"]),
+        "cut_percent": percent(scaling.get("cut_per_doubling") or 0),
         "world_sizes": ", ".join(str(w) for w in scaling.get("world_sizes", [])),
     }
 
@@ -278,7 +289,9 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
     return {
         "index": index,
         "c": candidate,
-        "title": capfirst(title_of(candidate["family"])),
+        "title": family_title(candidate["family"], candidate.get("depth")),
+        # a GAN has no hold-out error to stop on (rule train.epochs): its epochs are all run
+        "early_stopping": candidate["family"] != GAN.key,
         "loss": LOSSES.get(
             candidate.get("training", {}).get("loss", ""), candidate.get("training", {}).get("loss")
         ),
@@ -310,18 +323,27 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
         for i, c in enumerate(payload.get("candidates", []))
     ]
     flow = payload.get("dataflow", {})
+    plan = payload.get("hardware_plan", {})
+    # a plan without a GPU moves nothing to one: its rows would only say "no" and "0 s"
+    gpu_rows = (
+        {"Fits in GPU memory", "Host → GPU transfer per epoch"} if plan.get("device") != "gpu" else set()
+    )
     return {
         "candidates": candidates,
-        "plan": payload.get("hardware_plan", {}),
+        "plan": plan,
         "flow": flow,
         # (label, value, is a time): times carry the estimated mark, like every time on the pages.
         "flow_rows": [
-            ("Dataset size", nbytes(flow.get("dataset_bytes")), False),
-            ("Fits in RAM", _yes(flow.get("fits_in_ram")), False),
-            ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
-            ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
-            ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
-            ("Effective compute fraction", _percent(flow.get("effective_compute_fraction")), False),
+            row
+            for row in (
+                ("Dataset size", nbytes(flow.get("dataset_bytes")), False),
+                ("Fits in RAM", _yes(flow.get("fits_in_ram")), False),
+                ("Fits in GPU memory", _yes(flow.get("fits_in_gpu")), False),
+                ("Host → GPU transfer per epoch", duration(flow.get("transfer_seconds_per_epoch")), True),
+                ("Storage reads per epoch", duration(flow.get("storage_seconds_per_epoch")), True),
+                ("Effective compute fraction", percent(flow.get("effective_compute_fraction"), 1), False),
+            )
+            if row[0] not in gpu_rows
         ],
         "reasons": payload.get("reasons", []),
     }
@@ -329,7 +351,3 @@ def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict
 
 def _yes(value: Any) -> str:
     return "—" if value is None else ("yes" if value else "no")
-
-
-def _percent(value: Any) -> str:
-    return "—" if value is None else f"{100 * value:.1f} %"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from advisor.web import account, history, views, wizard
+from advisor.web import account, fleet, history, views, wizard
 
 urlpatterns = [
     path("", wizard.wizard, name="home"),
@@ -11,10 +11,14 @@ urlpatterns = [
     path("recommendations/<int:pk>/calibrate/", views.calibrate, name="calibrate"),
     path("calibrations/<int:pk>/", views.calibration, name="calibration"),
     path("calibrations/<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("calibrations/<int:pk>/again/", views.measure_again, name="measure-again"),
     path("rules/", views.rules, name="rules"),
     path("history/", history.history, name="history"),
     path("history/calibrations/", history.calibration_history, name="calibration-history"),
     path("compare/", history.compare, name="compare"),
     path("account/token/", account.token, name="token"),
     path("account/token/regenerate/", account.regenerate_token, name="token-regenerate"),
+    path("account/notifications/", account.notifications, name="notifications"),
+    path("fleet/", fleet.fleet_page, name="fleet"),
+    path("fleet/<str:pk>/drain/", fleet.drain, name="fleet-drain"),
 ]

@@ -15,13 +15,14 @@ from django_htmx.http import HttpResponseStopPolling
 
 from advisor import engine, queries, services
 from advisor.accounts import signed_in
+from advisor.engine.rules import REFERENCES
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
 from advisor.web.partial import job_page, page_or_fragment
-from advisor.web.present import diagrams, memory_rows, recommendation_view
+from advisor.web.present import diagrams, memory_notes, memory_rows, recommendation_view
 
 
 @require_GET
@@ -44,6 +45,7 @@ def _recommendation_context(
     chosen = view["candidates"][index]
     chosen["diagrams"] = diagrams(chosen["c"])
     chosen["memory"] = memory_rows(chosen["c"].get("memory_bytes", {}))
+    chosen["memory_notes"] = memory_notes(chosen["c"])
     devices = queries.online_devices()
     if form is None:
         form = CalibrateForm(
@@ -62,7 +64,8 @@ def _recommendation_context(
         "devices": devices,
         "form": form,
         "jobs": queries.calibrations_of(rec, request.user),
-        "probe_template": _optional_template(PROBE_SECTION),
+        # a generation task has no accuracy to probe (probe.fit refuses it): no section that offers one
+        "probe_template": None if rec.spec.get("task") == "generation" else _optional_template(PROBE_SECTION),
         "flow_figure": flow_figure(rec.result["spec"], view["plan"], view["flow"]),
     }
 
@@ -141,7 +144,24 @@ def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return HttpResponseStopPolling(response.content) if job.status in CalibrationJob.FINISHED else response
 
 
+@require_POST
+@login_required
+def measure_again(request: HttpRequest, pk: int) -> HttpResponse:
+    """The same calibration queued again (offered where a sweep measured unreliably): its new page, or this
+    one with the reason it was refused."""
+    job = queries.calibration_for(request.user, pk)
+    if job is None:
+        raise Http404("no such calibration")
+    try:
+        again = services.measure_again(owner=signed_in(request.user), job=job)
+    except services.CalibrationRefused as exc:
+        message = "; ".join(m for messages in exc.errors.values() for m in messages)
+        context = {"job": job, "v": job_view(job), "message": f"Not queued: {message}"}
+        return render(request, "advisor/calibration.html", context, status=400)
+    return redirect("calibration", pk=again.pk)
+
+
 @require_GET
 @login_required
 def rules(request: HttpRequest) -> HttpResponse:
-    return render(request, "advisor/rules.html", {"rules": engine.rules()})
+    return render(request, "advisor/rules.html", {"rules": engine.rules(), "references": REFERENCES})

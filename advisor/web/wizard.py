@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from advisor import engine, profiles, queries, services
 from advisor.accounts import signed_in
+from advisor.engine.units import TIMES
 from advisor.models import Device
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.examples import (
@@ -24,7 +25,7 @@ from advisor.web.examples import (
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
 from advisor.web.partial import wants_fragment
-from advisor.web.present import TIMES, candidate_view, diagrams
+from advisor.web.present import candidate_view, diagrams, family_title
 
 TEMPLATE = "advisor/wizard.html"
 # Whole processors of the engine's catalog (its per-core entry describes no machine).
@@ -70,7 +71,7 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
 
     form = SpecForm(data)
     errors = form.spec_errors()
-    status = 200
+    status, blocked = 200, ""
     if go == "recommend":
         if not errors:
             try:
@@ -82,13 +83,21 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
             else:
                 url = reverse("recommendation", args=[rec.pk])
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-        step, status = _first_step_with_errors(errors), 400
+        # htmx swaps only a 200: the form with its errors is the answer, not a failed request (a 400 would be
+        # logged as an error in the browser's console and not shown); without JavaScript a 400 says it
+        step, status = _first_step_with_errors(errors), 200 if request.htmx else 400
+        where = ", ".join(_labels_with_errors(errors)) or "the steps"
+        blocked = f"Fix the marked fields before the recommendation: they are in {where}."
     elif go in STEP_NAMES:
         forward = STEP_NAMES.index(go) > STEP_NAMES.index(current)
         step = current if forward and _step_errors(errors, current) else go
+        if step != go:
+            marked = "fields" if len(_step_fields_with_errors(errors, current)) > 1 else "field"
+            target = dict((n, label) for n, label, _ in STEPS)[go]
+            blocked = f"Fix the marked {marked} of this step before going on to {target}."
     else:
         step = current
-    return _render(request, form, step, errors, devices, None, status=status)
+    return _render(request, form, step, errors, devices, None, status=status, blocked=blocked)
 
 
 @require_POST
@@ -106,8 +115,20 @@ def wizard_check(request: HttpRequest) -> HttpResponse:
 
 
 def _step_errors(errors: dict[str, list[str]], step: str) -> bool:
+    return bool(_step_fields_with_errors(errors, step))
+
+
+def _step_fields_with_errors(errors: dict[str, list[str]], step: str) -> list[str]:
     fields = dict((name, f) for name, _, f in STEPS)[step]
-    return any(name in errors for name in fields)
+    return [name for name in fields if name in errors]
+
+
+def _labels_with_errors(errors: dict[str, list[str]]) -> list[str]:
+    return [
+        f"{label} (step {i + 1})"
+        for i, (_, label, fields) in enumerate(STEPS)
+        if any(f in errors for f in fields)
+    ]
 
 
 def _first_step_with_errors(errors: dict[str, list[str]]) -> str:
@@ -123,8 +144,16 @@ def _render(
     devices: list[Device],
     spec: dict[str, Any] | None,
     status: int = 200,
+    blocked: str = "",
 ) -> HttpResponse:
+    """`blocked`: why the wizard did not do what was asked (go to a step, recommend); said at the top of
+    the step, and the first marked field takes the focus."""
     context = _context(form, step, errors, devices, spec)
+    context["blocked"] = blocked
+    if blocked:
+        first = next((field for field, field_errors in context["visible"] if field_errors), None)
+        if first is not None:
+            first.field.widget.attrs["autofocus"] = True
     if wants_fragment(request):
         return render(request, f"{TEMPLATE}#wizard", context, status=status)
     context["recent"] = queries.recent_recommendations(request.user)
@@ -165,11 +194,7 @@ def _context(
         "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
         # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
-        "error_steps": [
-            f"{label} (step {i + 1})"
-            for i, (n, label, fields) in enumerate(STEPS)
-            if any(f in errors for f in fields)
-        ],
+        "error_steps": _labels_with_errors(errors),
         "shaped_for": form["task"].value() or "",
     }
 
@@ -184,7 +209,7 @@ def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | No
     first = result["candidates"][0]
     view = candidate_view(0, first, first.get("estimate"))
     view["diagrams"] = diagrams(first)
-    view["alternatives"] = [c["family"] for c in result["candidates"][1:]]
+    view["alternatives"] = [family_title(c["family"], c.get("depth")) for c in result["candidates"][1:]]
     view["plan"] = result.get("hardware_plan", {})
     view["summary"] = spec_summary(result["spec"])
     view["warnings"] = result["warnings"]

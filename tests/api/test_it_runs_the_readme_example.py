@@ -34,5 +34,8 @@ def test_it_runs_the_readme_example(live_server_url: str, worker: WorkerProcess,
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:] + worker.log()[-3000:]
     job = CalibrationJob.objects.get(owner=user)
     assert job.status == "succeeded" and job.device_id == worker.device_id
+    if job.estimate is None:  # the machine was busy: every configuration unreliable, and the script says why
+        assert f"no measured time: {job.summary['withheld']}" in result.stdout
+        return
     reported = float(result.stdout.rsplit("measured time to train:", 1)[1].split()[0])
     assert reported == pytest.approx(job.estimate["seconds_to_train"], abs=0.05)

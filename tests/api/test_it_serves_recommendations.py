@@ -33,6 +33,12 @@ def test_it_creates_a_recommendation_with_the_contract_fields(api: APIClient, ta
     assert body["spec"] == engine.normalise(tabular_spec)
     assert body["candidates"] == engine.recommend(tabular_spec)["candidates"]
     assert Recommendation.objects.get(pk=body["id"]).owner.username == "ada"
+    for candidate in body["candidates"]:  # every time with its 90% interval, beside expected_error
+        estimate = candidate["estimate"]
+        assert set(estimate["interval"]) == {"seconds_per_batch", "seconds_per_epoch", "seconds_to_train"}
+        assert "expected_error" in estimate
+        for time, (low, high) in estimate["interval"].items():
+            assert low < estimate[time] < high
 
 
 def _set(spec: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -162,7 +168,9 @@ def test_it_refuses_anonymous_clients(method: str, tabular_spec: Any) -> None:
 
 def test_it_accepts_a_session_login(user: Any, tabular_spec: Any) -> None:
     client = APIClient(enforce_csrf_checks=True)
-    assert client.login(username="ada", password="correct-horse-battery")
+    client.force_login(
+        user
+    )  # a session as the login form makes it (that form: tests/web/test_it_locks_out_guessing.py)
     assert client.get(URL).status_code == 200
     # A session is a browser's credential: unsafe methods need the CSRF token too.
     assert client.post(URL, tabular_spec, format="json").status_code == 403

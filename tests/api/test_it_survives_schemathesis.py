@@ -4,7 +4,7 @@ Every operation is fuzzed, OPTIONS and HEAD included (the schema does not list t
 them), with the four conformance checks; the stateful phase follows links from each create to its `{id}`
 operations so they are reached with real ids. The calibration throttle is lifted for the run, or most
 answers would be 429s. A bounded run: SCHEMATHESIS_EXAMPLES per operation (default 15); the committed figure
-is this test with 2,000+ cases and SCHEMATHESIS_REPORT set (bench/README.md, "fuzz")."""
+is this test with 2,000+ cases and SCHEMATHESIS_REPORT set (bench/results/fuzz_shared2core/README.md)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ def with_every_method(schema: dict[str, Any], ids: dict[str, int] | None = None)
         params = [p for op in ops.values() for p in op.get("parameters", []) if p.get("in") == "path"]
         params = list({p["name"]: p for p in params}.values())
         errors = {"401": {"description": "anonymous"}, "404": {"description": "not yours"}}
+        if "403" in ops.get("get", {}).get("responses", {}):  # staff only: OPTIONS is refused alike
+            errors["403"] = {"description": "not staff"}
         ops["options"] = {
             "operationId": f"options {path}",
             "parameters": params,

@@ -11,7 +11,7 @@ import torch
 from advisor.calibration.layers import build
 from advisor.engine import recommend
 from advisor.probe.learning import data, train
-from bench.advice import _tokens, dataset, widen
+from bench.advice_data import _tokens, dataset, widen
 
 
 @pytest.mark.parametrize("name", ["digits", "iris", "tokens-count"])

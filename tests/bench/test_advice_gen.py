@@ -12,7 +12,7 @@ import torch
 
 from advisor.engine import recommend
 from bench import advice_gen
-from bench.advice import dataset
+from bench.advice_data import dataset
 
 
 def test_it_scores_the_true_model_at_the_achievable_and_one_gaussian_far_below() -> None:

@@ -8,12 +8,17 @@ import pytest
 import torch
 
 from advisor.calibration import build, make_step
-from advisor.calibration.layers import RBM, UnknownLayerError
+from advisor.calibration.layers import RBM, UnknownLayerError, build_layer
+from advisor.engine.families import KEYS
 from tests.calibration import candidates as C
 
 
 def _params(nets: dict[str, torch.nn.Module]) -> dict[str, torch.Tensor]:
     return {f"{k}.{n}": p.detach().clone() for k, net in nets.items() for n, p in net.named_parameters()}
+
+
+def test_every_family_of_the_registry_has_a_hand_written_candidate() -> None:
+    assert set(C.ALL_FAMILIES) == set(KEYS)
 
 
 @pytest.mark.parametrize("family", sorted(C.ALL_FAMILIES))
@@ -108,3 +113,22 @@ def test_it_rejects_an_unknown_layer_kind_by_name() -> None:
     cand["networks"]["model"][1] = C.L("Sigmoidish")
     with pytest.raises(UnknownLayerError, match="Sigmoidish"):
         build(cand)
+
+
+def test_a_causal_convolution_keeps_the_length_and_never_looks_ahead() -> None:
+    torch.manual_seed(0)
+    layer = {
+        "kind": "CausalConv1d",
+        "args": {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "dilation": 2},
+    }
+    conv = build_layer(layer)
+    x = torch.rand(2, 20, 4)
+    changed = x.clone()
+    changed[:, 12:] = torch.rand(2, 8, 4)
+    y, y_changed = conv(x), conv(changed)
+    assert y.shape == (2, 20, 6) and y.is_contiguous()  # steps first, as LastStep and Linear read it
+    assert torch.allclose(y[:, :12], y_changed[:, :12]) and not torch.allclose(y[:, 12:], y_changed[:, 12:])
+    # step t sees steps t - 4, t - 2 and t: Conv1d over the sequence padded by (3 - 1) * 2 on the left
+    padded = torch.nn.functional.pad(x.transpose(1, 2), (4, 0))
+    reference = torch.nn.functional.conv1d(padded, conv.weight, conv.bias, dilation=2).transpose(1, 2)
+    assert torch.allclose(y, reference, atol=1e-6)

@@ -25,11 +25,11 @@ def test_it_predicts_one_epoch_within_10_percent() -> None:
     """Prediction ((measure()'s mean step + gathering a batch) x batches) against real epochs over an
     in-memory data set.
 
-    This machine's speed drifts by a quarter within seconds (bench/README.md), so each epoch is compared with
-    the mean of the predictions made just before and just after it, which cancels a steady drift. The
-    tolerance is 10%, widened to the interquartile spread of successive predictions against each other when
-    the machine cannot resolve 10% right now, but never past 25%: timing the wrong step (forward only, one
-    network of two) or counting batches wrongly still fails."""
+    This machine's speed drifts by a quarter within seconds (bench/results/epoch_amd-epyc-2c/README.md), so
+    each epoch is compared with the mean of the predictions made just before and just after it, which
+    cancels a steady drift. The tolerance is 10%, widened to the interquartile spread of successive
+    predictions against each other when the machine cannot resolve 10% right now, but never past 25%: timing
+    the wrong step (forward only, one network of two) or counting batches wrongly still fails."""
     cand = C.cnn()
     batch, examples = 32, 32 * 120 - 16
 

@@ -42,6 +42,7 @@ def test_every_thread_count_gets_a_complete_profile_with_its_own_factor() -> Non
     assert sorted(profile["threads"]) == ["1", "2"]
     for rates in profile["threads"].values():
         assert len(rates["linear"]) == 5 and all(s > 0 for _, s in rates["linear"])
+        assert len(rates.get("conv1d", [])) == 4 and all(s > 0 for _, s in rates.get("conv1d", []))
         assert len(rates["whole_step_seconds"]) > 0 and rates["step_factor"] > 0
         assert rates["step_seconds"] > 0 and rates["sequence_exponent"] >= 0
     one, two = profile["threads"]["1"], profile["threads"]["2"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from typing import Any
 
 import psutil
@@ -52,11 +51,40 @@ def test_it_sweeps_batches_and_threads_in_a_child_and_relays_each_result() -> No
     progress = rec.of("progress")
     assert progress[0]["done"] == 0 and progress[-1]["done"] == progress[-1]["total"] == 4
     assert "batch 8, 1 thread: timing" in [p["step"] for p in progress]
-    assert summary["fastest"]["seconds_per_example"] == min(
-        e["result"]["seconds_per_batch"] / e["batch_size"] for e in results
+    # two steps pin no median: every configuration is unreliable, says why, and decides nothing
+    assert all(e["result"]["unreliable"] for e in results)
+    assert all("interval" in [r["code"] for r in e["result"]["unreliable_reasons"]] for e in results)
+    assert [(d["batch_size"], d["threads"]) for d in summary["unreliable"]] == [
+        (8, 1),
+        (8, 2),
+        (16, 1),
+        (16, 2),
+    ]
+    assert summary["fastest"] is None and summary["threads_rule"] is None and summary["thread_scaling"] == []
+
+
+def test_it_sums_up_the_reliable_configurations_only() -> None:
+    """Timed until their medians are pinned (or 0.6 s each): whichever configurations the machine let be
+    reliable make the summary; the others are listed with their reasons."""
+    rec = Recorder()
+    plan = JobPlan(
+        C.ffn(), batch_sizes=[8], threads=[1, 2], allocator="default", min_iterations=5, min_seconds=0.1
     )
-    assert {r["threads"] for r in summary["thread_scaling"]} == {1, 2}
-    assert summary["threads_rule"]["rule"] == "cpu.threads.physical"
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    results = rec.of("result")
+    reliable = [e for e in results if not e["result"]["unreliable"]]
+    doubtful = [e["threads"] for e in results if e["result"]["unreliable"]]
+    assert [d["threads"] for d in summary["unreliable"]] == doubtful
+    assert all(d["reasons"] for d in summary["unreliable"])
+    assert {r["threads"] for r in summary["thread_scaling"]} == {e["threads"] for e in reliable}
+    if reliable:
+        assert summary["fastest"]["seconds_per_example"] == min(
+            e["result"]["seconds_per_batch"] / e["batch_size"] for e in reliable
+        )
+        assert summary["threads_rule"]["rule"] == "cpu.threads.physical"
+    else:
+        assert summary["fastest"] is None
 
 
 def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
@@ -88,11 +116,9 @@ def test_it_doubles_the_batch_until_a_real_memory_cap_is_hit() -> None:
 def test_it_cancels_and_stops_the_child() -> None:
     rec = Recorder()
     plan = JobPlan(C.ffn(), batch_sizes=[8, 16, 32, 64], threads=[1], min_seconds=1.0, allocator="default")
-    started = time.monotonic()
     summary = run_job(plan, on_event=rec, should_cancel=lambda: bool(rec.of("result")))
-    assert summary["status"] == "cancelled"
-    assert 1 <= len(summary["results"]) < 4
-    assert time.monotonic() - started < 60  # four configurations of at least 1 s each were planned
+    assert (summary["status"], summary["error"]) == ("cancelled", "cancelled on request")
+    assert 1 <= len(summary["results"]) < 4  # four configurations were planned; the cancel cut them short
     assert not any(_alive(c["pid"]) for c in summary["children"])
 
 
@@ -101,10 +127,9 @@ def test_it_stops_the_child_at_the_time_limit() -> None:
     plan = JobPlan(
         C.ffn(), batch_sizes=[8], threads=[1], min_seconds=60.0, time_limit_s=5.0, allocator="default"
     )
-    started = time.monotonic()
     summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
-    assert summary["status"] == "timed_out"
-    assert time.monotonic() - started < 5.0 + 5.0  # the limit, then terminate/kill grace periods
+    # the one configuration times for 60 s: without the stop at 5 s it would finish and succeed
+    assert (summary["status"], summary["results"]) == ("timed_out", [])
     assert not any(_alive(c["pid"]) for c in summary["children"])
 
 

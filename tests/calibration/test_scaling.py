@@ -58,14 +58,16 @@ def test_it_runs_post_local_sgd_with_periodic_averaging() -> None:
     assert row["sync"] == "mixed" and row["world_size"] == 2 and row["allreduce_seconds"] > 0
 
 
-def _start_and_then(plan: ScalingPlan, *, kill: bool) -> tuple[tuple[str, str | None, list[Any]], float]:
-    """Run a 2-rank world that would time for minutes; once rank 1 times its steps, SIGKILL it or cancel."""
+def _start_and_then(plan: ScalingPlan, *, kill: bool) -> tuple[str, str | None, list[Any]]:
+    """Run a 2-rank world that would time for minutes; once rank 1 times its steps, SIGKILL it or cancel.
+    Without the kill or the cancel the world ends at its deadline as `timed_out`, so the status says which
+    of them ended it; no wall-clock bound is needed."""
     payloads = rank_payloads(plan, 2, store_host="127.0.0.1", store_port=free_port())
-    acted: list[float] = []
+    acted: list[int] = []
 
     def on_event(event: dict[str, Any]) -> None:
         if event["rank"] == 1 and not acted:
-            acted.append(time.monotonic())
+            acted.append(event["pid"])
             if kill:
                 os.kill(event["pid"], signal.SIGKILL)
 
@@ -77,26 +79,24 @@ def _start_and_then(plan: ScalingPlan, *, kill: bool) -> tuple[tuple[str, str | 
         on_event=on_event,
     )
     assert acted, "rank 1 never started timing"
-    return outcome, time.monotonic() - acted[0]
+    return outcome
 
 
 LONG = ScalingPlan(SMALL, world_sizes=[2], threads=1, min_iterations=10**6, min_seconds=120, time_limit_s=200)
 
 
 def test_it_fails_the_world_with_a_reason_when_a_rank_dies() -> None:
-    (status, reason, ranks), after = _start_and_then(LONG, kill=True)
+    status, reason, ranks = _start_and_then(LONG, kill=True)
 
     assert status == "failed" and ranks == []
     assert reason is not None and "rank" in reason
-    assert after < 60
     assert not _ranks_left()
 
 
 def test_it_cancels_every_rank() -> None:
-    (status, reason, _), after = _start_and_then(LONG, kill=False)
+    status, reason, _ = _start_and_then(LONG, kill=False)
 
     assert (status, reason) == ("cancelled", "cancelled on request")
-    assert after < 60
     assert not _ranks_left()
 
 

@@ -46,7 +46,7 @@ def test_it_names_the_fastest_configuration_per_example_and_the_scalings() -> No
     assert "did not record the plan's own count, rule cpu.threads.physical" in s["threads_rule"]["text"]
     # Each thread count once, the one it compares with included (not "2 threads ..., 2 threads ...").
     assert (
-        "fastest at batch 128: 1 thread 711 examples/s, 2 threads 1280 examples/s."
+        "fastest at batch 128: 1 thread 711 examples/s, 2 threads 1,280 examples/s."
         in s["threads_rule"]["text"]
     )
 
@@ -58,7 +58,7 @@ def test_it_says_when_the_measurement_disagrees_with_threads_equal_physical_core
     assert (rule["agrees"], rule["measured_best_threads"], rule["rule_threads"]) == (False, 1, 2)
     assert rule["margin"] == pytest.approx(0.4)
     assert "disagrees with the plan" in rule["text"] and "rule cpu.threads.physical" in rule["text"]
-    assert "1280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
+    assert "1,280 examples/s" in rule["text"] and "914 examples/s" in rule["text"]
     assert s["reasons"][0]["rule"] == "cpu.threads.physical"
 
 
@@ -161,6 +161,57 @@ def test_it_rechecks_the_fastest_batch_of_each_thread_count_and_measures_the_all
     assert finding["gain"] == pytest.approx(1 - 0.60 / 0.90)  # the fastest tuned configuration per example
     assert finding["env"]["MALLOC_MMAP_THRESHOLD_"] == "4294967296"
     assert finding["reason"]["rule"] == "cpu.allocator"
+
+
+REASON = {"code": "runnable", "text": "more tasks wanted to run than the 2 CPUs in 80% of the samples"}
+
+
+def _doubtful(
+    batch: int, threads: int, seconds: float, allocator: str = "default", **extra: Any
+) -> dict[str, Any]:
+    event = row(batch, threads, seconds, allocator, **extra)
+    event["result"].update(unreliable=True, unreliable_reasons=[REASON])
+    return event
+
+
+def test_unreliable_configurations_decide_nothing_and_are_listed_with_their_reasons() -> None:
+    """2 threads measured fastest, but under contention: the threads and the batch are judged on the
+    reliable rows, and the verdict says why it cannot judge the plan's count."""
+    plan = {
+        "threads": 2,
+        "threads_basis": "cores",
+        "batch_size": 64,
+        "batch_rule": "batch.start",
+        "batch_max": 256,
+    }
+    results = [row(64, 1, 0.10), _doubtful(64, 2, 0.02), row(128, 1, 0.21), _doubtful(128, 2, 0.03)]
+    s = sweep_summary(results, physical_cores=2, plan=plan)
+    assert (s["fastest"]["batch_size"], s["fastest"]["threads"]) == (64, 1)
+    assert [r["threads"] for r in s["thread_scaling"]] == [1]
+    assert [r["batch_size"] for r in s["batch_scaling"]] == [64, 128]
+    assert [(d["batch_size"], d["threads"], d["reasons"]) for d in s["unreliable"]] == [
+        (64, 2, [REASON]),
+        (128, 2, [REASON]),
+    ]
+    verdict = s["threads_rule"]
+    assert verdict["agrees"] is None and verdict["measured_best_threads"] == 1
+    assert "measurement of 2 threads at batch 64 was unreliable (more tasks wanted to run" in verdict["text"]
+    assert s["batch_rule"]["measured_best_batch"] == 64
+    alone = sweep_summary([_doubtful(64, 1, 0.1)], physical_cores=2, plan=plan)
+    assert alone["fastest"] is None and alone["threads_rule"] is None and alone["batch_rule"] is None
+    assert len(alone["unreliable"]) == 1
+
+
+def test_an_unreliable_allocator_pair_keeps_the_default_allocator() -> None:
+    default = [row(64, 1, 0.50, user=0.3, system=0.2, faults=9000)]
+    tuned = [_doubtful(64, 1, 0.20, "tuned", faults=5)]
+    assert configs_to_recheck(default) == [(64, 1)]
+    finding = allocator_finding(default + tuned, 0.4, 0.10)
+    assert finding["checked"] and finding["configurations"][0]["unreliable"]
+    assert finding["recommended"] == "default" and finding["env"] == {}
+    assert "x0.40 the time" in finding["text"] and "unreliable" in finding["text"]
+    # a reliable default row is rechecked before a faster unreliable one
+    assert configs_to_recheck([*default, _doubtful(64, 2, 0.1)]) == [(64, 1)]
 
 
 def test_it_keeps_the_default_allocator_when_tuning_gains_nothing() -> None:

@@ -63,3 +63,19 @@ def test_it_measures_an_explicit_grid_in_full_with_progress_before_each() -> Non
     ]
     assert sink[-1]["stop_reason"] == "all configurations measured"
     assert [e["done"] for e in sink if e["type"] == "progress"] == [0, 1, 2, 3]
+
+
+def test_each_configuration_may_time_its_share_of_the_budget_left() -> None:
+    """measure()'s stopping rule may go on past min_seconds up to 0.6 of the budget left per configuration
+    still planned, never below min_seconds nor above six times it."""
+    from advisor.calibration.child import _Sweep
+
+    payload = child_payload(JobPlan(C.ffn(), batch_sizes=[4, 8], threads=[1, 2], min_seconds=0.5))
+    payload["budget_s"] = 40.0
+    sweep = _Sweep(payload, Sink(), total=4)
+    assert sweep.max_seconds() == 3.0  # 0.6 x 40 / 4 = 6 s, capped at 6 x 0.5
+    sweep.started -= 36.0  # 4 s left for 4 configurations: 0.6 s each
+    assert 0.59 < sweep.max_seconds() <= 0.6
+    sweep.done = 3
+    sweep.started -= 3.9  # nothing left: the minimum still
+    assert sweep.max_seconds() == 0.5

@@ -35,6 +35,23 @@ class LastStep(nn.Module):
         return x[:, -1]
 
 
+class CausalConv1d(nn.Module):
+    """[B, steps, in] -> [B, steps, out]: left padding of (kernel_size - 1) * dilation, then torch's Conv1d
+    on channels first (the advisor's builds it otherwise: this one checks it)."""
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int, dilation: int = 1, bias: bool = True
+    ) -> None:
+        super().__init__()
+        self.conv = nn.Conv1d(in_channels, out_channels, kernel_size, dilation=dilation, bias=bias)
+        self.left = (kernel_size - 1) * dilation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        padded = nn.functional.pad(x.transpose(1, 2), (self.left, 0))
+        out: torch.Tensor = self.conv(padded).transpose(1, 2)
+        return out
+
+
 class SequenceOnly(nn.Module):
     """A recurrent layer whose output is the sequence only (docs/CANDIDATE.md)."""
 
@@ -71,7 +88,14 @@ class Concat(nn.Module):
         return torch.cat([branch(x) for branch in self.branches], dim=1)
 
 
-EXTRA = {"RBM": RBM, "Reshape": Reshape, "LastStep": LastStep, "Residual": Residual, "Concat": Concat}
+EXTRA = {
+    "RBM": RBM,
+    "Reshape": Reshape,
+    "LastStep": LastStep,
+    "CausalConv1d": CausalConv1d,
+    "Residual": Residual,
+    "Concat": Concat,
+}
 
 
 def build(layers: list[dict[str, Any]]) -> nn.Sequential:

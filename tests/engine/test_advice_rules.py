@@ -1,5 +1,6 @@
-"""The rules `python -m bench advice` changed (bench/README.md, "Advice"): the training set-up, sizes the data
-can support, a shallow candidate for sequences, and optimiser reasons whose citations fit the network."""
+"""The rules `python -m bench advice` changed (bench/results/advice_intel-xeon-2c/README.md): the training
+set-up, sizes the data can support, a shallow candidate for sequences, and optimiser reasons whose citations
+fit the network."""
 
 from __future__ import annotations
 

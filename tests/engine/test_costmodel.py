@@ -327,3 +327,34 @@ def test_the_step_factor_is_derived_from_the_stored_whole_steps_by_todays_model(
     older = copy.deepcopy(PROFILE)
     older["threads"]["1"]["step_factor"] = 1.3  # a version-2 profile: no whole steps, its factor is kept
     assert with_current_factor(older)["threads"]["1"]["step_factor"] == 1.3
+
+
+def test_a_causal_convolution_is_read_off_its_own_curve_or_an_older_profiles_conv_curve() -> None:
+    layers = [
+        {
+            "kind": "CausalConv1d",
+            "args": {"in_channels": 16, "out_channels": 64, "kernel_size": 3, "dilation": 2},
+        },
+        {"kind": "LastStep", "args": {}},
+        {"kind": "Linear", "args": {"in_features": 64, "out_features": 5}},
+    ]
+    candidate = {
+        "family": "ffn",
+        "published": None,
+        "networks": {"model": layers},
+        "io": {"input_shape": [128, 16], "target": "class", "outputs": 5},
+        "training": {"optimizer": "sgd"},
+    }
+    older = copy.deepcopy(PROFILE)  # version 5: no conv1d curve
+    newer = copy.deepcopy(PROFILE)
+    cheap = copy.deepcopy(PROFILE)
+    for rates in newer["threads"].values():
+        rates["conv1d"] = rates["conv"]
+    for rates in cheap["threads"].values():
+        rates["conv1d"] = [[w, s / 4] for w, s in rates["conv"]]
+
+    def seconds(profile: Any) -> float:
+        return step_cost(candidate, batch_size=32, threads=1, profile=profile).compute
+
+    assert seconds(older) == seconds(newer)
+    assert seconds(cheap) < seconds(newer)

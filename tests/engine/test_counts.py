@@ -1,5 +1,6 @@
 """Every candidate's layer lists, built with torch.nn, give exactly `parameters` and (where torch's FLOP
-counter applies) `flops_per_example` within 1%; memory_for agrees with memory_bytes."""
+counter applies) `flops_per_example` within 1%; memory_for agrees with memory_bytes. The same for one
+network per layer kind (tests/engine/kinds.py), so a kind no family proposes yet is counted as torch does."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from advisor.engine import memory_for, recommend
-from advisor.engine.memory import network_inputs
+from advisor.engine.families import KEYS
+from advisor.engine.families.roles import network_inputs
+from advisor.engine.layers import KINDS as LAYER_KINDS
+from advisor.engine.layers import count
 from tests.engine.builder import build
+from tests.engine.kinds import KINDS
 from tests.engine.specs import grid
 
 MAX_COUNTED_STEPS = 64  # unrolled recurrent layers under the FLOP counter are slow; longer ones: params only
@@ -92,9 +97,16 @@ def test_it_counts_parameters_and_flops_as_torch_does(candidate: dict[str, Any])
         assert flops == pytest.approx(candidate["flops_per_example"], rel=0.01)
 
 
+@pytest.mark.parametrize("kind", sorted(LAYER_KINDS))
+def test_it_counts_every_layer_kind_as_torch_does(kind: str) -> None:
+    candidate = KINDS[kind]  # test_memory.py checks that every kind has one
+    counted = count(candidate["networks"]["model"], candidate["io"]["input_shape"])
+    assert _torch_counts(candidate) == (counted.parameters, pytest.approx(counted.flops, rel=0.01))
+
+
 def test_it_covers_every_family_and_published_network() -> None:
     families = {c["family"] for c in CANDIDATES}
-    assert families == {"ffn", "ae", "rbm", "dbn", "cnn", "dn", "rnn", "lstm", "gan", "vae"}
+    assert families == set(KEYS)  # every family of the registry: the grid (specs.py) must reach a new one
     assert {c["published"] for c in CANDIDATES} == {None, "alexnet", "googlenet", "resnet-50"}
 
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from advisor.engine import estimate_for, gpu_catalog, measured_estimate, memory_for, recommend
+from advisor.engine import (
+    estimate_for,
+    gpu_catalog,
+    measured_estimate,
+    memory_for,
+    recommend,
+    with_interval,
+    with_measured_scaling,
+)
+from tests.engine.profiles import synthetic_profile
 from tests.engine.specs import GPU, out_of_ram, spec
 
 TABLE4 = Path(__file__).resolve().parents[2] / "bench" / "shi2016_table4.csv"  # shipped with the bench
@@ -79,7 +89,8 @@ def test_it_counts_memory_beyond_the_weights() -> None:
 def test_it_knows_resnet50_at_batch_64_does_not_fit_a_4gb_gtx980() -> None:
     # S §6: Caffe, CNTK and Torch (2016) could not run ResNet-50 at a mini-batch of 32 on the 4 GB GTX 980.
     # PyTorch 2 keeps less: the account (which matches PyTorch's live-tensor peak for this network at batch 4
-    # within 1%, bench/README.md "memory") puts batch 32 at about 3 GB and batch 64 beyond 4 GB.
+    # within 1%, bench/results/memory_intel-xeon-2c/README.md) puts batch 32 at about 3 GB and batch 64 beyond
+    # 4 GB.
     rec = recommend(spec("vision", [3, 224, 224], outputs=1000, hardware={**GPU, "gpu": "gtx-980"}))
     resnet = next(c for c in rec["candidates"] if c["published"] == "resnet-50")
     at = {b: memory_for(resnet, batch_size=b, device="cuda")["total"] for b in (16, 32, 64)}
@@ -169,3 +180,51 @@ def test_it_costs_a_gpu_step_as_the_longer_of_the_hosts_launches_and_the_devices
         assert seconds == pytest.approx(host)
     else:
         assert seconds > host and seconds == pytest.approx(3 * flops * 64 / (67e12 * 0.45))
+
+
+def _first(rec: dict[str, Any]) -> dict[str, Any]:
+    estimate: dict[str, Any] = rec["candidates"][0]["estimate"]
+    return estimate
+
+
+CIFAR_GPU = spec("vision", [3, 32, 32], outputs=10, hardware=GPU)
+
+
+@pytest.mark.parametrize(
+    ("make", "basis", "ratios"),
+    [
+        (lambda: _first(recommend(MNIST)), "catalog", (0.42, 3.1)),
+        (lambda: _first(recommend(CIFAR_GPU)), "catalog", (0.66, 1.47)),
+        (lambda: _first(recommend(MNIST, profile=synthetic_profile(), device="v")), "profiled", (0.6, 1.91)),
+        (lambda: measured_estimate(recommend(MNIST), 0, seconds_per_batch=0.02, batch_size=32), "measured",
+         (0.69, 1.52)),
+        (lambda: estimate_for(recommend(MNIST), 0, batch_size=256), "catalog", (0.42, 3.1)),
+    ],
+)  # fmt: skip
+def test_every_estimate_carries_its_basis_90_percent_interval_for_each_time(
+    make: Any, basis: str, ratios: tuple[float, float]
+) -> None:
+    """Each time times its basis's 5th and 95th percentile of measured / estimated (engine.intervals)."""
+    estimate = make()
+    assert estimate["basis"] == basis and "expected_error" in estimate
+    for time in ("seconds_per_batch", "seconds_per_epoch", "seconds_to_train"):
+        low, high = estimate["interval"][time]
+        assert (low, high) == pytest.approx((ratios[0] * estimate[time], ratios[1] * estimate[time]))
+
+
+def test_an_interval_follows_a_measured_scaling_and_is_added_to_an_estimate_stored_without_one() -> None:
+    imagenet = spec(
+        "vision", [3, 224, 224], outputs=1000, examples=1_281_167, hardware={**GPU, "gpus_per_node": 8}
+    )
+    rec = recommend({**imagenet, "target": {"time_budget_hours": 24}})  # data parallel over several GPUs
+    estimate = rec["candidates"][0]["estimate"]
+    assert estimate["devices"] > 1
+    rows = [{"world_size": 1, "efficiency": 1.0}, {"world_size": 8, "efficiency": 0.5}]
+    calibration = {"calibration": 1, "device": "box-cuda0", "kind": "cuda", "rows": rows}
+    scaled = with_measured_scaling(rec, 0, dict(estimate), [calibration])
+    assert scaled["seconds_to_train"] != estimate["seconds_to_train"]
+    assert scaled["interval"]["seconds_to_train"] == pytest.approx(
+        [0.66 * scaled["seconds_to_train"], 1.47 * scaled["seconds_to_train"]]
+    )
+    stored = {k: v for k, v in estimate.items() if k != "interval"}
+    assert with_interval(stored, "gpu")["interval"] == estimate["interval"]

@@ -48,6 +48,8 @@ def test_it_prints_the_recommendation_for_the_contract_example(
     assert answer["candidates"][0]["family"] == "cnn"
     assert answer["hardware_plan"]["device"] == "gpu"
     assert "id" not in answer
+    low, high = answer["candidates"][0]["estimate"]["interval"]["seconds_to_train"]
+    assert low < answer["candidates"][0]["estimate"]["seconds_to_train"] < high
 
 
 def test_it_reads_the_spec_from_stdin(

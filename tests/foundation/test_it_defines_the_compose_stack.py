@@ -57,6 +57,19 @@ def test_it_shares_uploaded_samples_between_web_and_workers() -> None:
         assert "samples:/var/lib/advisor/samples" in services[name]["volumes"]
 
 
+def test_it_offers_flower_as_an_optional_profile_on_the_same_broker() -> None:
+    services = _compose()["services"]
+    flower = services["flower"]
+    assert flower["profiles"] == ["flower"]  # not started by a plain `up`
+    assert flower["image"].startswith("mher/flower:")
+    broker = services["web"]["environment"]["CELERY_BROKER_URL"]
+    assert f"--broker={broker}" in flower["command"] and "flower" in flower["command"]
+    assert all(port.startswith("127.0.0.1:") for port in flower["ports"])  # not exposed beyond the host
+    assert flower["healthcheck"]["test"]
+    readme = (DOCKER / "README.md").read_text()
+    assert "--profile flower" in readme and "/api/v1/metrics/" in readme
+
+
 def _gpu_box() -> dict[str, Any]:
     return yaml.safe_load((DOCKER / "compose.gpu-box.yaml").read_text())
 

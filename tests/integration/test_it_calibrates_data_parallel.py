@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import psutil
@@ -97,12 +96,10 @@ def test_it_fails_a_data_parallel_job_whose_rank_died_with_the_reason(
     job = _long_job(worker, user, tabular_spec)
     ranks = _ranks_of(worker)
     ranks[-1].kill()
-    killed = time.monotonic()
 
     final = wait_for(
         lambda: (j := CalibrationJob.objects.get(pk=job.pk)).finished and j, timeout=60, what="failure"
     )
-    assert time.monotonic() - killed < 60
     assert final.status == "failed" and "rank" in final.error, final.error
     _, alive = psutil.wait_procs(ranks, timeout=10)
     assert not alive, "a rank outlived its failed job"

@@ -2,7 +2,7 @@
 that passes check_arrays or refused with a SampleError (a 400 with its message at the API); nothing else is
 raised and the process' peak memory stays bounded, zip bombs, pixel floods and huge declared dimensions
 included. UPLOAD_FUZZ_EXAMPLES per format (default 100 here); the committed figure runs 10,000 each
-(bench/README.md, "fuzz")."""
+(bench/results/fuzz_shared2core/README.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from advisor.probe.learning.uploads import parse_upload
 from tests.probe.upload_strategies import FORMATS, huge_png, lying_zip, zip_bomb
 
 EXAMPLES = int(os.environ.get("UPLOAD_FUZZ_EXAMPLES", "100"))
-LIMITS = Limits()  # the defaults: 20 MiB files, 50,000 examples, 20 million values
+LIMITS = Limits()  # the defaults: 20 MB files, 50,000 examples, 20 million values
 MEMORY_BOUND = 1024 * 2**20  # peak RSS growth allowed over a whole run (the limits allow 80 MB of floats)
 
 

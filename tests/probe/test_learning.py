@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -79,6 +78,17 @@ def test_it_trains_the_shallow_candidate_on_iris_and_scores_it_held_out(
     assert all(r["train_seconds"] <= r["seconds"] for r in run["epochs"])
 
 
+class Reads:
+    """A clock that moves one second each time it is read: a budget of N seconds is N reads on any machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
 @pytest.mark.slow
 def test_it_stops_training_when_asked_and_at_its_budget(
     iris: data.Split, iris_shallow: dict[str, Any]
@@ -93,12 +103,14 @@ def test_it_stops_training_when_asked_and_at_its_budget(
         iris_shallow, iris, budget_s=60.0, full_examples=100_000, should_stop=stop_after_a_few
     )
     assert asked["stopped"] == "stopped" and len(asked["epochs"]) <= 3
-    started = time.monotonic()
-    # A budget far below the 20 epochs that the plateau rule waits, so that the budget, not a plateau, ends it
-    # on a fast machine too.
-    timed = train.train(iris_shallow, iris, budget_s=0.02, full_examples=100_000)
-    assert timed["stopped"] == "time" and len(timed["epochs"]) < 20
-    assert time.monotonic() - started < 5.0  # stopped near its budget, not after 100,000 examples' epochs
+    # 100,000 examples' worth of updates would take hundreds of epochs, and the plateau rule waits 20: a
+    # budget of 40 reads of the clock (a few per step) ends it after a few epochs, at the first check past it.
+    timed = train.train(iris_shallow, iris, budget_s=40.0, full_examples=100_000, clock=Reads())
+    assert timed["stopped"] == "time" and 1 <= len(timed["epochs"]) < 20
+    assert 40.0 <= timed["seconds"] <= 40.0 + 5  # not before the budget, and within a step's reads of it
+    # the same run with room to spare ends on its own rule, not the clock
+    roomy = train.train(iris_shallow, iris, budget_s=1e9, full_examples=100_000, clock=Reads())
+    assert roomy["stopped"] in {"plateau", "epochs"} and len(roomy["epochs"]) > len(timed["epochs"])
 
 
 def test_it_recovers_a_known_power_law_within_its_interval() -> None:
@@ -144,7 +156,7 @@ def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
         deep_note=None,
         expected={"method": "power_law", "examples": 48_000, "estimate": 0.97, "low": 0.96, "high": 0.98},
     )
-    assert "expected at full size (48,000 examples) 0.97 ± 0.01" in answer["text"]
+    assert "expected at full size (48,000 examples) 0.970, 90% interval 0.960\u20130.980" in answer["text"]
     notes = " ".join(answer["notes"])
     assert "overfits" in notes and "logistic regression" in notes
 

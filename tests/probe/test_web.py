@@ -37,7 +37,7 @@ def test_it_adds_a_demo_sample_and_starts_a_probe(
     page = browser.get(f"/recommendations/{iris_rec.pk}/probe/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "Shallow: candidate 1, FFN" in html and "net.shallow.first" in html
+    assert "Shallow: candidate 1, Shallow feed-forward network (FFN)" in html and "net.shallow.first" in html
     assert "150 examples) — fits this task" in html  # iris, among the bundled data sets
     added = browser.post(f"/recommendations/{iris_rec.pk}/probe/samples/", {"demo": "iris"})
     sample = DataSample.objects.get()

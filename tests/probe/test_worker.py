@@ -35,9 +35,12 @@ def _wait(api: Any, pk: int, worker: WorkerProcess, timeout: float) -> dict[str,
     return wait_for(done, timeout=timeout, what=f"probe {pk} to finish\n{worker.log()[-3000:]}")
 
 
-def _probe_seconds(job: dict[str, Any]) -> float:
-    """The probe's own time: from its training process being ready (torch imported) to its answer."""
-    return float(job["results"]["timing"]["probe_s"])
+def _answered_in_time(job: dict[str, Any]) -> bool:
+    """The probe answered by itself: past its time limit the worker stops the training process and the job
+    ends `timed_out` with "stopped at the time limit" (advisor/probe/learning/child.py). Its own time is
+    recorded, not bounded here: seconds depend on the machine (the limit itself is tested without a clock
+    in tests/probe/test_learning.py, the hard stop in tests/calibration/test_runner.py)."""
+    return job["status"] == "succeeded" and job["results"]["timing"]["probe_s"] is not None
 
 
 def test_it_probes_iris_and_digits_then_cancels_on_a_worker(
@@ -54,16 +57,15 @@ def test_it_probes_iris_and_digits_then_cancels_on_a_worker(
     )
 
     job = _wait(api, iris, worker, timeout=60)
-    assert job["status"] == "succeeded", (job["error"], worker.log()[-3000:])
+    assert _answered_in_time(job), (job["status"], job["error"], worker.log()[-3000:])
     verdict, results = job["verdict"], job["results"]
     assert results["shallow"]["score"] >= 0.9  # iris: the shallow FFN suffices ...
     assert verdict["deep_needed"] is False and "deep not needed" in verdict["text"]
     assert "deep" not in results  # ... and the deep one is never trained
     assert results["baseline"]["model"] == "logistic regression"
-    assert _probe_seconds(job) <= 10 + 1
 
     job = _wait(api, digits, worker, timeout=60)
-    assert job["status"] == "succeeded", (job["error"], worker.log()[-3000:])
+    assert _answered_in_time(job), (job["status"], job["error"], worker.log()[-3000:])
     verdict, results = job["verdict"], job["results"]
     assert results["baseline"]["score"] > 0.5
     shallow, deep = results["shallow"]["score"], results["deep"]["score"]
@@ -73,7 +75,6 @@ def test_it_probes_iris_and_digits_then_cancels_on_a_worker(
     curve = results["curve"]
     assert len(curve["points"]) >= 2 and curve["examples"] == 16000  # 80% of the declared 20,000
     assert curve["low"] <= curve["estimate"] <= curve["high"] <= 1.0
-    assert _probe_seconds(job) <= 20 + 1
 
     page = Client()
     page.force_login(user)
@@ -92,5 +93,5 @@ def test_it_probes_iris_and_digits_then_cancels_on_a_worker(
     assert api.post(f"/api/v1/probes/{pk}/cancel/").status_code == 200
     job = _wait(api, pk, worker, timeout=20)
     assert job["status"] == "cancelled" and job["verdict"] is None
+    assert job["error"] == "cancelled on request"  # stopped on request, not at its limit of 120 s
     assert job["results"]["baseline"]["score"] > 0.5 and job["results"]["split"]["train"] > 0
-    assert _probe_seconds(job) < 60  # stopped on request, long before its limit of 120 s

@@ -9,7 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from advisor import services
+from advisor import engine, services
+from advisor.calibration.findings import allocator_finding
+from advisor.calibration.summary import sweep_summary
 from advisor.models import CalibrationJob, Device, Measurement
 from tests.conftest import cpu_device
 
@@ -95,4 +97,37 @@ def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCE
             error="" if status == CalibrationJob.SUCCEEDED else "calibration process died with signal 9",
         )
     job.refresh_from_db()
+    return job
+
+
+def tuned_job(rec: Any, device: Device) -> CalibrationJob:
+    """A finished CPU sweep at batch 64 on 1 and 2 threads, the fastest re-measured with the tuned allocator
+    (its finding among the reasons), every figure a CPU row has: written as a worker leaves it."""
+    rows = [(64, 1, "default", 0.2), (64, 2, "default", 0.0997), (64, 2, "tuned", 0.0853)]
+    job = CalibrationJob.objects.create(
+        owner=rec.owner, recommendation=rec, device=device, batch_sizes=[], threads=[],
+        time_limit_seconds=60, status=CalibrationJob.SUCCEEDED, progress=1.0, step="done",
+        started_at=timezone.now(), finished_at=timezone.now(),
+    )  # fmt: skip
+    events = []
+    for batch, threads, allocator, seconds in rows:
+        result = {
+            "status": "ok", "seconds_per_batch": seconds, "examples_per_second": batch / seconds,
+            "iterations": 20, "iqr": seconds / 20, "peak_memory_bytes": 61_200_000,
+            "live_tensor_peak_bytes": 23_100_000, "achieved_flops": 2.4e9, "device": "cpu",
+            "threads": threads, "user_seconds_per_step": seconds * threads * 0.7,
+            "system_seconds_per_step": seconds * threads * 0.3,
+            "minor_faults_per_step": 900 if allocator == "default" else 40,
+        }  # fmt: skip
+        Measurement.objects.create(
+            job=job, batch_size=batch, threads=threads, allocator=allocator, seconds_per_batch=seconds,
+            result=result,
+        )  # fmt: skip
+        events.append({"batch_size": batch, "threads": threads, "allocator": allocator, "result": result})
+    estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.0853, batch_size=64)
+    at = {"batch_size": 64, "threads": 2, "allocator": "tuned", "device": device.id}
+    job.estimate = {**estimate, "measured_at": at}
+    job.summary = sweep_summary(events, physical_cores=2)
+    job.summary["reasons"].append(allocator_finding(events, 0.3, 0.1)["reason"])
+    job.save()
     return job

@@ -81,8 +81,8 @@ def test_it_covers_every_family() -> None:
 def test_it_draws_the_data_flow_with_the_engines_figures(
     client_for: Client, user: Any, hardware: dict[str, Any], examples: int, last_hop: str
 ) -> None:
+    from advisor.engine.units import duration
     from advisor.web.flowfig import flow_figure
-    from advisor.web.present import duration
 
     spec = {"task": "vision", "data": {"examples": examples, "input_shape": [1, 28, 28], "outputs": 10}}
     rec = services.advise(owner=user, spec={**spec, "hardware": hardware})

@@ -10,41 +10,14 @@ import re
 from typing import Any
 
 import pytest
-from django.utils import timezone
 
-from advisor import engine, services
-from advisor.calibration.summary import sweep_summary
-from advisor.models import CalibrationJob, Device, Measurement
-from advisor.web.present import duration
+from advisor import services
+from advisor.engine.units import duration
+from advisor.models import Device
 from tests.web.browser import SHOTS, next_step, shoot, submit
+from tests.web.conftest import tuned_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def tuned_job(rec: Any, device: Device) -> CalibrationJob:
-    """A finished sweep at batch 64 on 1 and 2 threads, the fastest re-measured with the tuned allocator."""
-    rows = [(64, 1, "default", 0.2), (64, 2, "default", 0.0997), (64, 2, "tuned", 0.0853)]
-    job = CalibrationJob.objects.create(
-        owner=rec.owner, recommendation=rec, device=device, batch_sizes=[], threads=[],
-        time_limit_seconds=60, status=CalibrationJob.SUCCEEDED, progress=1.0, step="done",
-        started_at=timezone.now(), finished_at=timezone.now(),
-    )  # fmt: skip
-    events = []
-    for batch, threads, allocator, seconds in rows:
-        result = {"seconds_per_batch": seconds, "examples_per_second": batch / seconds, "iterations": 20}
-        Measurement.objects.create(
-            job=job, batch_size=batch, threads=threads, allocator=allocator, seconds_per_batch=seconds,
-            result=result,
-        )  # fmt: skip
-        events.append({"batch_size": batch, "threads": threads, "allocator": allocator, "result": result})
-    estimate = engine.measured_estimate(rec.result, 0, seconds_per_batch=0.0853, batch_size=64)
-    job.estimate = {
-        **estimate,
-        "measured_at": {"batch_size": 64, "threads": 2, "allocator": "tuned", "device": device.id},
-    }
-    job.summary = sweep_summary(events, physical_cores=2)
-    job.save()
-    return job
 
 
 def ticks(page: Any, figure: str) -> list[float]:
@@ -135,7 +108,7 @@ def test_it_leads_a_new_user_to_the_probe_and_draws_its_charts_honestly(
         status=ProbeJob.RUNNING, progress=0.06, step="training the shallow FFN",
     )  # fmt: skip
     page.goto(f"/probes/{running.pk}/")
-    assert "(6 %)" in page.inner_text("#probe-status")  # item 9: a percentage, as calibrations show
+    assert "(6%)" in page.inner_text("#probe-status")  # item 9: a percentage, as calibrations show
     running.delete()
 
     def run(family: str, scores: tuple[float, ...]) -> dict[str, Any]:

@@ -169,19 +169,22 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
     assert "Examples per second" in html and html.count("<polyline") == 2
     assert "oom: does not fit" in html
     from advisor import engine
-    from advisor.web.present import duration
+    from advisor.engine.units import duration
 
     at_32 = engine.estimate_for(rec.result, 0, batch_size=32)  # the measured batch, not the recommended 64
     assert rec.result["candidates"][0]["training"]["batch_size"] != 32
     assert "Catalog estimate (batch 32)" in html and duration(at_32["seconds_per_batch"]) in html
     assert 'class="badge measured"' in html and "hx-get" not in html.split('id="job-status"')[1][:200]
     # memory: the account's estimate at each measured batch beside the live-tensor peak and the process peak
-    from advisor.web.present import nbytes
+    from advisor.engine.units import nbytes
 
     results = html.split('id="results"')[1]
     memory_32 = engine.memory_for(rec.result["candidates"][0], batch_size=32)["total"]
-    assert "Memory estimated" in results and "Live tensors" in results
+    assert "Tensors, estimated" in results and "Tensors, measured" in results
     assert nbytes(memory_32) in results and nbytes(9_500_000) in results and nbytes(10_000_000) in results
+    # on a CPU, the process's estimated growth beside the measured one (issue 27 item 7)
+    resident_32 = engine.resident_for(rec.result["candidates"][0], batch_size=32)
+    assert "Process growth, estimated" in results and nbytes(resident_32) in results
     page = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
     assert f'href="/calibrations/{job.pk}/"' in page and 'class="badge measured"' in page
     # the memory breakdown at the peak, every part the account names

@@ -37,7 +37,7 @@ def test_it_shows_each_world_size(client_for: Client, rec: Any, device: Device) 
     table = html[html.index('id="data-parallel"') :]
     table = table[: table.index("</table>")]
     assert table.count("<tr>") == 3  # the header and one row per world size
-    assert "gloo" in table and "80%" in table and "12.8 k" in table  # 2 x 32 / 0.005 examples/s
+    assert "gloo" in table and "80%" in table and "12,800" in table  # 2 x 32 / 0.005 examples/s
     assert "40%" in table  # 2 ms of all-reduce in a 5 ms step
 
 

@@ -78,7 +78,11 @@ def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: 
     rows = page.locator("#results tbody tr")
     assert rows.count() >= 1 and "32" in rows.first.inner_text()
     assert page.locator(".plot svg").count() >= 1 and page.locator(".plot circle").count() >= 1
-    assert page.locator("#measured-to-train").inner_text().strip() not in ("", "—")
+    if page.locator("#withheld").count():  # a busy machine: every configuration unreliable, and it says so
+        assert "unreliable" in page.inner_text("#withheld")
+        assert page.locator("#measure-again button").inner_text() == "Measure again"
+    else:
+        assert page.locator("#measured-to-train").inner_text().strip() not in ("", "—")
     shoot(page, "07-calibration-done")
     page.click("text=recommendation #")
     page.wait_for_selector(".badge.measured")

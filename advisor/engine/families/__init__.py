@@ -29,18 +29,12 @@ from advisor.engine.families.family import (
     BACKPROP,
     BATCH_IMAGE,
     BATCH_RECURRENT,
-    CLASSIFIER,
     CONTRASTIVE,
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    MODEL,
     PRETRAINED,
-    STACK,
     VARIATIONAL,
     Family,
 )
+from advisor.engine.families.roles import CLASSIFIER, DECODER, DISCRIMINATOR, ENCODER, GENERATOR, MODEL, STACK
 
 FFN = Family("ffn", "feed-forward network", (MODEL,), BACKPROP)
 AE = Family("ae", "auto-encoder", (MODEL,), BACKPROP)

@@ -9,7 +9,7 @@ from typing import Any
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import AE, CNN, DN
 from advisor.engine.families.dense import head
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width

@@ -7,7 +7,8 @@ from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import AE, DBN, FFN, RBM
-from advisor.engine.families.family import CLASSIFIER, LOSS_CD1, MODEL, STACK
+from advisor.engine.families.family import LOSS_CD1
+from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width

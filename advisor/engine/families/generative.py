@@ -8,17 +8,12 @@ from typing import Any
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.conv import BASE_CHANNELS, decoder_stack, encoder_stack
-from advisor.engine.families.family import (
-    DECODER,
-    DISCRIMINATOR,
-    ENCODER,
-    GENERATOR,
-    LOSS_ADVERSARIAL,
-    LOSS_ELBO,
-)
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_ELBO
+from advisor.engine.families.roles import DECODER, DISCRIMINATOR, ENCODER, GENERATOR
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, round_width
+from advisor.engine.units import plural
 
 GAN_LATENT = 100  # Radford et al. 2016 (DCGAN): 100-dimensional uniform noise
 LEAKY_SLOPE = 0.2  # DCGAN discriminator
@@ -44,9 +39,11 @@ def gan(spec: dict[str, Any]) -> Draft:
         latent = GAN_LATENT
         generator, sizes = decoder_stack(latent, shape, base, "Tanh")
         discriminator, _ = encoder_stack(shape, base, 1, LEAKY_SLOPE)
+        upsampling = sum(1 for x in generator if x["kind"] == "ConvTranspose2d")
         how = (
-            f"DCGAN-style: the generator grows {latent} noise values through {len(sizes) - 1} transposed "
-            "convolutions into an image; the discriminator shrinks images with strided convolutions."
+            f"DCGAN-style: the generator grows {latent} noise values through "
+            f"{plural(upsampling, 'transposed convolution')} into an image; the discriminator shrinks images "
+            "with strided convolutions."
         )
     else:
         latent = max(2, min(GAN_LATENT, values))

@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import CNN
-from advisor.engine.families.family import MODEL
+from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, layer
 from advisor.engine.rules import reason
 

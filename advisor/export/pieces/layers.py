@@ -39,6 +39,39 @@ class LastStep(nn.Module):
         return x[:, -1, :]
 
 
+class CausalConv1d(nn.Conv1d):
+    """A causal, dilated convolution over time steps, a temporal convolutional
+    network's building block (Bai, Kolter & Koltun 2018, sections 3.1-3.2):
+    [B, T, in_channels] -> [B, T, out_channels], each step seeing itself and the
+    steps before it only. The sequence is padded on the left by
+    (kernel_size - 1) * dilation, so the output keeps the input's length.
+
+    Steps first, as the recurrent layers (batch_first) have them. It runs as a 2-D
+    convolution in channels-last layout on a view of the padded sequence, so the
+    output comes out steps first and contiguous, with no copy."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        dilation: int = 1,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            in_channels, out_channels, kernel_size, dilation=dilation, bias=bias
+        )
+        self.left = (kernel_size - 1) * dilation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, T, in] -> [B, T, out]
+        if self.left:
+            x = F.pad(x, (0, 0, self.left, 0))  # [B, left + T, in]
+        kernel = self.weight.unsqueeze(2)  # [out, in, 1, k]
+        x = x.transpose(1, 2).unsqueeze(2)  # [B, in, 1, left + T], channels last
+        out = F.conv2d(x, kernel, self.bias, dilation=(1, self.dilation[0]))
+        return out.squeeze(2).transpose(1, 2)  # [B, out, 1, T] -> [B, T, out]
+
+
 class SequenceOutput(nn.Module):
     """A recurrent layer (LSTM, GRU, RNN) that passes on its output sequence only, not
     its final hidden state: [B, T, F] -> [B, T, H]."""

@@ -28,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--loglevel", default="INFO")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        import torch
+
         from advisor.calibration import local_device
 
         tag, found = local_device(str(options["device"]))
@@ -35,7 +37,8 @@ class Command(BaseCommand):
             raise CommandError(f"no device {options['device']!r} on this machine")
         host = options["host"]
         worker_name = f"{tag}@{host}"
-        devices = workers.register_devices(host=host, worker=worker_name, devices=found)
+        announced = [{**d, "torch": torch.__version__} for d in found]  # shown on the fleet page
+        devices = workers.register_devices(host=host, worker=worker_name, devices=announced)
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
         workers.upkeep(device_ids=ids, queues=queues, stale_after=0)
@@ -52,7 +55,7 @@ class Command(BaseCommand):
             [
                 "worker",
                 "--queues",
-                ",".join([*queues, *(workers.legacy_queue(i) for i in ids)]),
+                ",".join(queues),
                 "--concurrency",
                 "1",
                 # The task runs in the worker's main process: the measuring child it starts must not be a

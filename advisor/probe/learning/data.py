@@ -14,7 +14,16 @@ import numpy as np
 
 from advisor.engine.families import family_of
 from advisor.engine.families.family import BACKPROP, PRETRAINED
-from advisor.probe.learning.samples import Sample, SampleError, as_values, numel, shape_text
+from advisor.probe.learning.samples import (
+    NAMES_NOT_VALUES,
+    Sample,
+    SampleError,
+    SampleFacts,
+    as_values,
+    numel,
+    numeric_names,
+    shape_text,
+)
 
 GOALS = ("classify", "regress", "compress")
 METRICS = {"classify": "accuracy", "regress": "r2", "compress": "explained_variance"}
@@ -63,57 +72,49 @@ class Split:
 
 
 def check_fit(
-    sample: Sample, *, goal: str, input_shape: list[int], outputs: int | None
+    sample: Sample | SampleFacts, *, goal: str, input_shape: list[int], outputs: int | None
 ) -> dict[str, list[str]]:
-    """What stops this sample serving a task with this goal, input shape and outputs ({} when nothing)."""
+    """What stops this sample serving a task with this goal, input shape and outputs ({} when nothing). It
+    reads only the sample's facts (`Sample.describe()`, kept as DataSample.info), so a page can tell which
+    tasks a kept sample fits without reading its file."""
+    facts = sample.describe() if isinstance(sample, Sample) else sample
+    shape, examples, kind = list(facts["input_shape"]), facts["examples"], facts["label_kind"]
+    classes = list(facts.get("classes") or [])
     errors: dict[str, list[str]] = {}
     if goal not in GOALS:
         return {"goal": [f"the probe needs a classify, regress or compress task, not {goal!r}"]}
-    if (
-        sample.input_shape != list(input_shape)
-        and sample.examples
-        and numel(sample.input_shape) != numel(input_shape)
-    ):
+    if shape != list(input_shape) and examples and numel(shape) != numel(input_shape):
         errors["data.input_shape"] = [
-            f"the sample's examples have shape {shape_text(sample.input_shape)} "
-            f"({numel(sample.input_shape)} values); the task declares {shape_text(input_shape)} "
-            f"({numel(input_shape)} values)"
+            f"the sample's examples have shape {shape_text(shape)} ({numel(shape)} values); the task "
+            f"declares {shape_text(input_shape)} ({numel(input_shape)} values)"
         ]
-    if sample.examples < MIN_EXAMPLES:
-        errors.setdefault("file", []).append(
-            f"{sample.examples} examples; the probe needs at least {MIN_EXAMPLES}"
-        )
+    if examples < MIN_EXAMPLES:
+        errors.setdefault("file", []).append(f"{examples} examples; the probe needs at least {MIN_EXAMPLES}")
     if goal == "classify":
-        if sample.label_kind != "class":
+        if kind != "class":
             errors["label_column"] = ["classification needs class labels (names or whole numbers)"]
-        elif outputs is not None and sample.outputs != outputs:
+        elif outputs is not None and facts["outputs"] != outputs:
             errors["data.outputs"] = [
-                f"the sample has {sample.outputs} classes ({', '.join(sample.classes[:12])}); "
+                f"the sample has {facts['outputs']} classes ({', '.join(classes[:12])}); "
                 f"the task declares data.outputs = {outputs}"
             ]
-        elif sample.y is not None:
-            counts = np.bincount(sample.y, minlength=len(sample.classes))
-            few = [f"{sample.classes[i]!r} ({c})" for i, c in enumerate(counts) if c < MIN_PER_CLASS]
+        else:
+            counts = facts.get("class_counts") or []
+            few = [f"{classes[i]!r} ({c})" for i, c in enumerate(counts) if c < MIN_PER_CLASS]
             if few:
                 errors.setdefault("file", []).append(
                     f"classes with fewer than {MIN_PER_CLASS} examples: {', '.join(few[:5])}; the stratified "
                     "train/validation/test split needs one of each class in each part"
                 )
     elif goal == "regress":
-        if sample.label_kind == "none":
+        if kind == "none":
             errors["label_column"] = ["regression needs a target column (label_column) or array y"]
+        elif kind == "class" and not numeric_names(classes):
+            errors["label_column"] = [NAMES_NOT_VALUES]
         else:
-            try:
-                width = as_values(sample).shape[1]
-            except ValueError as exc:
-                errors["label_column"] = [
-                    str(exc.args[0]) if exc.args else "regression needs numeric targets"
-                ]
-            else:
-                if outputs is not None and width != outputs:
-                    errors["data.outputs"] = [
-                        f"the sample has {width} target(s); the task declares {outputs}"
-                    ]
+            width = 1 if kind == "class" else facts["outputs"]
+            if outputs is not None and width != outputs:
+                errors["data.outputs"] = [f"the sample has {width} target(s); the task declares {outputs}"]
     return errors
 
 

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -42,9 +42,21 @@ def refuse(message: str, key: str = "file") -> SampleError:
 
 @dataclass(frozen=True)
 class Limits:
-    max_bytes: int = 20 * 2**20  # the uploaded file
+    max_bytes: int = 20_000_000  # the uploaded file: 20 MB (decimal, as every page writes bytes)
     max_examples: int = 50_000
     max_values: int = 20_000_000  # examples x values per example, i.e. 80 MB of float32 in memory
+
+
+class SampleFacts(TypedDict):
+    """What is kept about a sample beside its file (DataSample.info): enough to tell whether it fits a task
+    without reading the file."""
+
+    examples: int
+    input_shape: list[int]
+    label_kind: str
+    outputs: int | None
+    classes: list[str]
+    class_counts: NotRequired[list[int]]  # class labels only
 
 
 @dataclass
@@ -73,8 +85,8 @@ class Sample:
             return 1 if self.y.ndim == 1 else int(self.y.shape[1])
         return None
 
-    def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
+    def describe(self) -> SampleFacts:
+        info: SampleFacts = {
             "examples": self.examples,
             "input_shape": self.input_shape,
             "label_kind": self.label_kind,
@@ -158,15 +170,26 @@ def from_labels(x: np.ndarray, raw: np.ndarray | None) -> Sample:
     return Sample(x, np.ascontiguousarray(raw, dtype=np.float32), "value")
 
 
+NAMES_NOT_VALUES = "regression needs numeric targets; the labels are names"
+
+
+def numeric_names(classes: list[str]) -> bool:
+    """Whether class names can be read back as the numbers they were (a regression target)."""
+    try:
+        [float(c) for c in classes]
+    except ValueError:
+        return False
+    return True
+
+
 def as_values(sample: Sample) -> np.ndarray:
     """Regression targets [n, k]; numeric class names are read back as the numbers they were."""
     assert sample.y is not None
     if sample.label_kind == "value":
         return sample.y.reshape(sample.examples, -1).astype(np.float32)
-    try:
-        names = np.array([float(c) for c in sample.classes], dtype=np.float32)
-    except ValueError:
-        raise refuse("regression needs numeric targets; the labels are names", "label_column") from None
+    if not numeric_names(sample.classes):
+        raise refuse(NAMES_NOT_VALUES, "label_column")
+    names = np.array([float(c) for c in sample.classes], dtype=np.float32)
     values: np.ndarray = names[sample.y].reshape(-1, 1)
     return values
 

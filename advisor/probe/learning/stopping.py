@@ -12,8 +12,8 @@ progress (the "minimum improvement" of Prechelt's training-progress measure, §2
 Why absolute too: a classifier whose validation accuracy is already perfect keeps shrinking its
 cross-entropy by a few percent per 20 epochs as its outputs grow confident (wine: 0.05 to 0.013 nats over
 epochs 200-450, accuracy 1.0 throughout); those gains change no prediction. Measured (`python -m bench
-advice`, bench/README.md): the earlier rule (patience max(20, epoch/4), any 0.1% loss gain counted) let
-wine and breast cancer run to their 450-epoch cap.
+advice`, bench/results/advice_intel-xeon-2c_min-delta/README.md): the earlier rule (patience max(20,
+epoch/4), any 0.1% loss gain counted) let wine and breast cancer run to their 450-epoch cap.
 """
 
 from __future__ import annotations

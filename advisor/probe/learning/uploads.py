@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 import numpy as np
 from PIL import Image
 
+from advisor.engine.units import nbytes
 from advisor.probe.learning.samples import Limits, Sample, SampleError, check_arrays, from_labels, refuse
 
 FORMATS = {".csv": "csv", ".npz": "npz", ".npy": "npy", ".zip": "zip"}
@@ -58,7 +59,7 @@ def parse_upload(
 
 
 def too_big(size: int, limit: int) -> str:
-    return f"the file is {size / 2**20:.1f} MiB; the limit is {limit / 2**20:.1f} MiB (SAMPLE_MAX_BYTES)"
+    return f"the file is {nbytes(size)}; the limit is {nbytes(limit)} (SAMPLE_MAX_BYTES)"
 
 
 def parse_csv(data: bytes, *, label_column: str, limits: Limits) -> Sample:
@@ -211,7 +212,7 @@ def _read_member(archive: zipfile.ZipFile, member: str | zipfile.ZipInfo) -> byt
 def _check_expansion(archive: zipfile.ZipFile, limits: Limits) -> None:
     expanded = sum(info.file_size for info in archive.infolist())
     if expanded > ZIP_EXPANSION * limits.max_bytes:
-        raise refuse(f"the archive expands to {expanded / 2**20:.0f} MiB, too much for a sample")
+        raise refuse(f"the archive expands to {nbytes(expanded)}, too much for a sample")
 
 
 def safe_member(name: str) -> list[str]:

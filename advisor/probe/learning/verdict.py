@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from advisor.contract import Verdict
+from advisor.engine.units import DASH, count, percent
 
 METRIC_WORDS = {"r2": "R²", "explained_variance": "of the input's variance explained"}
 OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
@@ -58,16 +59,19 @@ def choose(shallow: dict[str, Any] | None, deep: dict[str, Any] | None, target: 
     return max(runs, key=lambda k: float(runs[k]["score"]))
 
 
+def interval_words(expected: dict[str, Any]) -> str:
+    """The expected score at full size with its interval, as the verdict and the probe page both write it:
+    "0.964, 90% interval 0.944-0.987" (an en dash). Three decimals: a "± 0.02" rounded from a lopsided
+    interval disagreed with the interval the page showed beside it."""
+    est, low, high = expected["estimate"], expected["low"], expected["high"]
+    return f"{est:.3f}, {percent(expected.get('interval', 0.9))} interval {low:.3f}{DASH}{high:.3f}"
+
+
 def expected_text(expected: dict[str, Any] | None) -> str:
-    """ "; expected at full size (48,000 examples) 0.97 ± 0.01", or a range when the interval is lopsided."""
+    """ "; expected at full size (48,000 examples) 0.964, 90% interval 0.944-0.987"."""
     if not expected or expected.get("estimate") is None or expected.get("method") == "measured":
         return ""
-    est, low, high = expected["estimate"], expected["low"], expected["high"]
-    if abs((high - est) - (est - low)) <= 0.01:
-        value = f"{est:.2f} ± {(high - low) / 2:.2f}"
-    else:
-        value = f"{est:.2f} ({expected.get('interval', 0.9):.0%} interval {low:.2f} to {high:.2f})"
-    return f"; expected at full size ({expected['examples']:,} examples) {value}"
+    return f"; expected at full size ({count(expected['examples'])} examples) {interval_words(expected)}"
 
 
 def verdict(

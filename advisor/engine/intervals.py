@@ -1,0 +1,86 @@
+"""Every estimate's 90% interval: each time it gives times the 5th and 95th percentiles of measured /
+estimated over its basis's validation (`estimate.interval`, docs/CONTRACT.md).
+
+The factors are data, here in one place, each with the results it comes from; `python -m bench predict
+--from ...` reports them (`ratio_q05`, `ratio_q95` in its result.json) so that a better model's held-out
+evaluation can replace them. "predicted" has none here: a device's learned correction carries its own, from
+its cross-validated ratios (engine.learned.Validation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.contract import Interval
+from advisor.engine.units import ratio_interval_text
+
+Ratios = tuple[float, float]  # measured / estimated: (5th percentile, 95th percentile)
+
+# (basis, plan device "cpu" | "gpu") -> ratios
+RATIOS: dict[tuple[str, str], Ratios] = {
+    # The profile alone, each row against its own run's profile, 360 rows of three quiet runs of the
+    # 120-configuration grid on the 2-core AMD EPYC VM, re-scored by today's model:
+    # bench/results/predict_amd-epyc-2c_final1-3_intervals (pooled "profiled")
+    ("profiled", "cpu"): (0.60, 1.91),
+    # An H100's profile, 180 rows of three runs:
+    # bench/results/predict_h100-80gb-hbm3_run1-3_intervals
+    ("profiled", "gpu"): (0.50, 1.59),
+    # A measurement predicting a later one: one run of each configuration against the mean of the two
+    # others, same results' "floor" (quiet CPU: 360; H100: 180)
+    ("measured", "cpu"): (0.69, 1.52),
+    ("measured", "gpu"): (0.71, 1.37),
+    # The catalog's peaks: on this project's CPU 0.32x to 2.4x of measured (issue 12, estimate.py); on GPUs
+    # against Shi et al.'s best tool per cell, 18 cells (`catalog_vs_shi` in any bench predict result.json,
+    # e.g. bench/results/predict_2026-11-23_amd-epyc-2c_final1)
+    ("catalog", "cpu"): (0.42, 3.1),
+    ("catalog", "gpu"): (0.66, 1.47),
+}
+TIMES = ("seconds_per_batch", "seconds_per_epoch", "seconds_to_train")
+
+
+def ratios_for(basis: str, device: str) -> Ratios:
+    """The factors of a basis on a plan's device ("cpu", "gpu"; a profile's "cuda" reads as "gpu");
+    "analytic" (stored before profiles) is the catalog's."""
+    kind = "cpu" if device == "cpu" else "gpu"
+    return RATIOS[("catalog" if basis == "analytic" else basis, kind)]
+
+
+def interval(estimate: Mapping[str, Any], ratios: Ratios) -> Interval:
+    low, high = ratios
+    return {
+        "seconds_per_batch": [
+            low * float(estimate["seconds_per_batch"]),
+            high * float(estimate["seconds_per_batch"]),
+        ],
+        "seconds_per_epoch": [
+            low * float(estimate["seconds_per_epoch"]),
+            high * float(estimate["seconds_per_epoch"]),
+        ],
+        "seconds_to_train": [
+            low * float(estimate["seconds_to_train"]),
+            high * float(estimate["seconds_to_train"]),
+        ],
+    }
+
+
+def ratios_of(estimate: Mapping[str, Any]) -> Ratios | None:
+    """The factors an estimate's interval was made with (None where it has none)."""
+    found = estimate.get("interval")
+    per_batch = float(estimate.get("seconds_per_batch") or 0.0)
+    if not found or per_batch <= 0:
+        return None
+    low, high = found["seconds_per_batch"]
+    return float(low) / per_batch, float(high) / per_batch
+
+
+def with_interval(estimate: dict[str, Any], device: str) -> dict[str, Any]:
+    """The estimate with its interval: kept (re-scaled to its times, which a measured scaling may have
+    changed) where it had one, else from its basis on the plan's `device` (estimates stored before)."""
+    ratios = ratios_of(estimate) or ratios_for(str(estimate.get("basis", "catalog")), device)
+    return {**estimate, "interval": interval(estimate, ratios)}
+
+
+def ratio_text(ratios: Ratios) -> str:
+    """How a 90% interval reads beside a figure: "x0.60 to x1.9"."""
+    return ratio_interval_text(ratios[0], ratios[1])

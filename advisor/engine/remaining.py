@@ -1,0 +1,294 @@
+"""How long a device job has left, and how long a queued one will take: one estimator for both.
+
+A job's `WorkPlan` says what it will do before it starts: a start-up (a child process importing torch), then
+steps of work in order, each with its expected seconds (a calibration's configurations, from the sweep's
+plan and the candidate's estimated time per batch; a probe's one budget), then a finishing tail; nothing
+runs past its time limit. While it runs, its progress events become `Mark`s (when the count of finished
+steps changed). `remaining()` paces the steps still to come by what the finished ones took against their
+plan, so a machine slower or faster than the estimates (or a stopping rule that times a configuration for
+longer or shorter than planned) is learned from the job's own progress as it comes, not assumed: the pace is
+the median of each finished stretch's taken / planned seconds, the prior's one vote among them, so one
+stalled configuration does not set the pace of the rest.
+
+No Django, no torch: the web pages, the API, the fleet page and bench queue call the same functions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WorkPlan:
+    """What a job is expected to do, in seconds."""
+
+    startup_s: float  # before the first step begins (a child's start, torch's import)
+    steps: tuple[float, ...]  # each planned step's expected seconds, in order
+    finish_s: float  # after the last step (summary, a re-measure under another allocator, exit)
+    limit_s: float  # the job's time limit: nothing runs longer
+    # steps start only this long after the first began (a sweep's budget: it starts no configuration
+    # expected to end later); None: as long as the limit allows
+    steps_budget_s: float | None = None
+    # how likely a second child is after the steps (a calibration re-measuring its fastest configurations
+    # under the tuned allocator when system time is significant): its start-up and a typical step, weighed
+    restart_chance: float = 0.0
+    restart_startup_s: float = 2.5  # a second child's start: the interpreter and torch, no plan to make
+
+    @property
+    def restart_s(self) -> float:
+        """The expected seconds of a second child not yet announced (its start-up is not paced)."""
+        return self.restart_chance * (self.restart_startup_s + self.typical_s)
+
+    @property
+    def expected_s(self) -> float:
+        return min(self.limit_s, self.startup_s + sum(self.steps) + self.finish_s + self.restart_s)
+
+    @property
+    def typical_s(self) -> float:
+        """The median planned step: what a step the plan did not foresee is taken to cost."""
+        return statistics.median(self.steps) if self.steps else 0.0
+
+    def work(self, done: float) -> float:
+        """Planned seconds of the first `done` steps (a fraction counts that share of the next step); steps
+        beyond the plan's (a job that found more to do) count as its average step."""
+        whole = max(0, math.floor(done))
+        mean = sum(self.steps) / len(self.steps) if self.steps else 0.0
+        planned = sum(self.steps[:whole]) + max(0, whole - len(self.steps)) * mean
+        part = done - whole
+        if part > 0:
+            planned += part * (self.steps[whole] if whole < len(self.steps) else mean)
+        return planned
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A progress event that changed the count of finished steps."""
+
+    at_s: float  # seconds since the job started
+    done: float  # steps finished (a fraction for a job that reports one, such as a probe's share of time)
+    total: float  # steps the job expects in all, as it now knows
+    restart: bool = False  # the job announced a new child (a calibration's re-measure): a start-up is next
+
+
+@dataclass(frozen=True)
+class Remaining:
+    seconds: float
+    basis: str  # "plan": no step finished yet; "progress": paced by the finished steps; "limit": the cap
+    pace: float  # median of taken / planned over the finished steps and the prior (1.0 until one finished)
+
+
+def remaining(
+    plan: WorkPlan, marks: Sequence[Mark], elapsed_s: float, *, prior_pace: float = 1.0
+) -> Remaining:
+    """Seconds the job has left after `elapsed_s` of running, from its plan and its marks so far."""
+    left_in_limit = max(0.0, plan.limit_s - elapsed_s)
+    if not marks:  # still starting: the whole plan is ahead, less what the start-up already took
+        ahead = prior_pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s
+        seconds = max(0.0, plan.startup_s - elapsed_s) + ahead
+        return _capped(seconds, left_in_limit, "plan", prior_pace)
+    last = marks[-1]
+    ratios = step_paces(plan, marks)
+    pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
+    since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
+    if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
+        start = plan.restart_startup_s
+        ahead = max(0.0, start - since) + pace * plan.typical_s * max(0.0, last.total - last.done)
+        since = max(0.0, since - start)
+        current = pace * plan.typical_s
+    else:
+        total = expected_total(plan, last)
+        ahead = pace * (plan.work(total) - plan.work(last.done))
+        current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
+    steps_left = ahead - min(since, current)
+    if plan.steps_budget_s is not None and not last.restart:
+        # no step starts past the budget: what is left of it, or the rest of the step under way
+        budget_left = plan.steps_budget_s - (elapsed_s - marks[0].at_s)
+        steps_left = min(steps_left, max(budget_left, current - min(since, current)))
+    # a second child still to come, until one is announced
+    restart = 0.0 if any(m.restart for m in marks) else plan.restart_s
+    seconds = steps_left + pace * plan.finish_s + restart
+    return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
+
+
+def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:
+    """Seconds taken / planned of each stretch between two marks that finished work within one child (a
+    stretch that ends in, or starts from, a new child's announcement holds a start-up, not steps)."""
+    paces = []
+    for a, b in itertools.pairwise(marks):
+        planned = plan.work(b.done) - plan.work(a.done)
+        if planned > 0 and not a.restart and not b.restart:
+            paces.append((b.at_s - a.at_s) / planned)
+    return paces
+
+
+def expected_total(plan: WorkPlan, last: Mark) -> float:
+    """How many steps the job will have run in all. A job's own count can be the whole grid it could try
+    (a calibration's sweep counts every batch and thread count, then stops at its budget or a plateau the
+    plan foresaw): within its plan, the plan's count rules; past it, the job's own count, which the steps'
+    budget then bounds."""
+    own = max(last.total, last.done)
+    return own if last.done >= len(plan.steps) else min(own, len(plan.steps))
+
+
+def _capped(seconds: float, left_in_limit: float, basis: str, pace: float) -> Remaining:
+    if seconds >= left_in_limit:
+        return Remaining(left_in_limit, "limit", pace)
+    return Remaining(seconds, basis, pace)
+
+
+def expected_duration(plan: WorkPlan, *, pace: float = 1.0) -> float:
+    """A queued job's expected seconds from start to end: its plan at the device's recent pace."""
+    return min(plan.limit_s, plan.startup_s + pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s)
+
+
+def device_pace(history: Sequence[tuple[float, float]], *, keep: int = 10) -> float:
+    """The device's recent pace: the median of taken / expected seconds over its latest finished jobs
+    (`history`: (expected, taken) pairs, newest last), 1.0 with none. A busier box than the estimates know,
+    or a stopping rule that measures longer, shows here before it shows in any one job."""
+    ratios = sorted(t / e for e, t in history[-keep:] if e > 0 and t > 0)
+    if not ratios:
+        return 1.0
+    mid = len(ratios) // 2
+    return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+
+
+# --- a calibration's sweep, planned as calibration/child.py runs it ----------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A calibration's sweep as the job asks it (calibration.runner.JobPlan with its defaults resolved)."""
+
+    batch_sizes: tuple[int, ...]  # empty: doubling from batch_start up to max_batch_size
+    threads: tuple[int, ...]
+    batch_start: int
+    max_batch_size: int
+    min_iterations: int
+    min_seconds: float
+    warmup: int
+    budget_s: float  # the first child's budget: the sweep budget or 70% of the limit
+    limit_s: float
+    stop_on_plateau: bool = True
+
+
+# Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): from the
+# claim to the first configuration (the plan, a fresh interpreter importing torch, the optimiser machinery
+# preloaded: 6-10 s on the shared 2-core machine) and, per configuration, building the step and its batch,
+# gathering batches from the data set and one tracked step for the live-tensor peak.
+CHILD_START_S = 7.0
+CONFIG_OVERHEAD_S = 0.15
+FINISH_S = 0.5
+# a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread
+# counts this much slower than the best are not timed at the next batch size
+PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25
+
+
+def after_batch(
+    rates: dict[int, float], best: float, flat: int, keep: frozenset[int] = frozenset()
+) -> tuple[list[int], float, int]:
+    """A doubling sweep after one batch size, from its examples/s per thread count: the thread counts still
+    worth timing (within PRUNE_MARGIN of the best, or in `keep`: measured unreliably, so no ground to drop
+    them), the best rate so far, and how many doublings in a row gained less than PLATEAU_GAIN.
+    calibration/child.py runs its sweep by this and sweep_work plans by it."""
+    top = max(rates.values())
+    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN) or t in keep]
+    return active, max(best, top), flat + 1 if top < best * PLATEAU_GAIN else 0
+
+
+def configuration_seconds(per_batch: float, sweep: SweepPlan) -> float:
+    """One configuration: warm-up and one tracked step, then timed steps until both minimums are met."""
+    timed = max(sweep.min_iterations * per_batch, sweep.min_seconds + per_batch)
+    return CONFIG_OVERHEAD_S + (sweep.warmup + 1) * per_batch + timed
+
+
+def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> WorkPlan:
+    """The configurations the sweep will measure, as child.run_sweep picks them, with each one's expected
+    seconds from `per_batch(batch, threads)` (the candidate's estimate): explicit batch sizes in full; a
+    doubling sweep stops at the budget (a configuration expected to end after it is not started), at a
+    predicted plateau, and drops thread counts predicted 25% slower than the best."""
+    if sweep.batch_sizes:
+        sizes, doubling = sorted(set(sweep.batch_sizes)), False
+    else:
+        sizes, b = [], max(1, sweep.batch_start)
+        while b <= sweep.max_batch_size:
+            sizes.append(b)
+            b *= 2
+        sizes, doubling = sizes or [sweep.max_batch_size], True
+    steps: list[float] = []
+    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
+    active = list(sweep.threads)
+    best, flat = 0.0, 0
+    for batch in sizes:
+        rates: dict[int, float] = {}
+        for t in active if doubling else sweep.threads:
+            seconds = configuration_seconds(per_batch(batch, t), sweep)
+            if steps and sum(steps) + seconds > sweep.budget_s:
+                return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
+            steps.append(seconds)
+            rates[t] = batch / max(per_batch(batch, t), 1e-12)
+        if not doubling:
+            continue
+        active, best, flat = after_batch(rates, best, flat)
+        if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
+            break
+    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
+
+
+# --- the queue of a device ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A queued job of any kind on one device."""
+
+    key: tuple[str, int]  # (kind, primary key)
+    owner: int
+    queued_at: float  # its creation, as a timestamp
+    expected_s: float  # how long it will run once started
+    first: bool = False  # a spread calibration's rank whose peers already run: it goes before everyone
+
+
+@dataclass(frozen=True)
+class Slot:
+    key: tuple[str, int]
+    position: int  # 1: next to start
+    starts_in_s: float | None  # None: the device is drained, nothing starts until it is undrained
+
+
+def fair_order(waiting: Sequence[Waiting], last_use: dict[int, float]) -> list[Waiting]:
+    """The order a device takes its queued jobs: least-recent use between users. The next job is the oldest
+    of the user whose last job on this device started longest ago (never: first; a tie: the user whose
+    oldest queued job is older), and that user counts as using it now. So one user's ten queued jobs make
+    another's first wait behind one of them at most. A spread rank whose peers already run goes first (they
+    wait for it at the rendezvous)."""
+    used = dict(last_use)
+    pending = sorted(waiting, key=lambda w: (w.queued_at, w.key))
+    order: list[Waiting] = []
+    clock = max(used.values(), default=0.0)
+    while pending:
+        urgent = [w for w in pending if w.first]
+        if urgent:
+            chosen = urgent[0]
+        else:
+            chosen = min(pending, key=lambda w: (used.get(w.owner, -math.inf), w.queued_at, w.key))
+        pending.remove(chosen)
+        clock += 1.0
+        used[chosen.owner] = clock
+        order.append(chosen)
+    return order
+
+
+def forecast(
+    waiting: Sequence[Waiting], last_use: dict[int, float], *, busy_for_s: float, drained: bool = False
+) -> list[Slot]:
+    """Each queued job's place in the device's fair-share order and its expected start in seconds from now:
+    after the running job's remaining `busy_for_s` and the expected durations of the jobs before it."""
+    slots, at = [], busy_for_s
+    for position, w in enumerate(fair_order(waiting, last_use), start=1):
+        slots.append(Slot(w.key, position, None if drained else at))
+        at += w.expected_s
+    return slots

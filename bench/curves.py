@@ -1,0 +1,117 @@
+"""`python -m bench curves`: does each layer kind sit on the profile curve the cost model reads it off?
+
+Profiles this CPU (advisor.calibration.profile, one thread count), then times forward + backward of layers
+of sizes the profile did not measure, the same way the profile times its points (median of repeated runs,
+the cost of an empty layer taken off), and sets each against the cost model's seconds for it
+(costmodel._layer_seconds) and, for a convolution over time steps, against the 2-D convolutions' curve too.
+Rounds alternate profile and layers, so both see the same load. A kind whose measured/predicted ratios
+stray far beyond the held-out 2-D convolutions' needs its own curve (as CausalConv1d got, profile v6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from advisor.calibration.layers import build_layer
+from advisor.calibration.profile import _fwd_bwd, profile_device
+from advisor.engine.costmodel import _layer_seconds
+from advisor.engine.profile import ThreadProfile, at_threads
+
+# (batch, in channels, out channels, steps, kernel, dilation): none of them a profile point
+CAUSAL = (
+    (8, 8, 16, 32, 2, 1),
+    (32, 16, 32, 64, 3, 1),
+    (32, 32, 32, 128, 3, 2),
+    (64, 64, 64, 64, 2, 4),
+    (32, 64, 64, 256, 3, 8),
+    (16, 128, 128, 128, 3, 1),
+    (64, 32, 64, 512, 2, 16),
+    (32, 128, 128, 256, 3, 4),
+)
+# (batch, in channels, out channels, side), 3x3 padded: the control, on the curve it was profiled for
+CONV2D = ((32, 4, 8, 20), (32, 16, 16, 12), (16, 32, 32, 20), (32, 48, 48, 12), (16, 64, 128, 16))
+
+
+def _sync() -> None:
+    return None
+
+
+def _base() -> float:
+    """The cost of an empty layer, as the profile takes it off its points."""
+    x = torch.rand(4, 4, requires_grad=True)
+    one = _fwd_bwd(nn.Linear(4, 4), x, _sync)
+    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))), x, _sync)
+    return max(one - (five - one) / 4, one * 0.1)
+
+
+def _row(
+    layer: dict[str, Any], shape: tuple[int, ...], batch: int, rates: ThreadProfile, base: float
+) -> dict[str, Any]:
+    x = torch.rand(batch, *shape, requires_grad=True)
+    seconds = _fwd_bwd(build_layer(layer), x, _sync)
+    measured = max(seconds - base, seconds * 0.05)
+    _, predicted, _ = _layer_seconds(layer, shape, batch, rates)
+    row = {"kind": layer["kind"], "args": layer["args"], "batch": batch, "measured": measured}
+    row["predicted"] = predicted  # off the curve the cost model reads this kind from
+    if layer["kind"] == "CausalConv1d":  # the same layer read off the 2-D convolutions' curve
+        conv_only = ThreadProfile(**{**rates, "conv1d": rates["conv"]})
+        row["conv_curve"] = _layer_seconds(layer, shape, batch, conv_only)[1]
+    return row
+
+
+def run(rounds: int) -> list[dict[str, Any]]:
+    torch.set_num_threads(1)
+    rows: list[dict[str, Any]] = []
+    for _ in range(rounds):
+        rates = at_threads(profile_device("cpu", threads=[1]), 1)
+        base = _base()
+        for b, ci, co, steps, k, d in CAUSAL:
+            args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "dilation": d}
+            rows.append(_row({"kind": "CausalConv1d", "args": args}, (steps, ci), b, rates, base))
+        for b, ci, co, side in CONV2D:
+            args = {"in_channels": ci, "out_channels": co, "kernel_size": 3, "padding": 1}
+            rows.append(_row({"kind": "Conv2d", "args": args}, (ci, side, side), b, rates, base))
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """Per layer: median measured ms and median measured / predicted over the rounds."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(json.dumps([row["kind"], row["args"], row["batch"]]), []).append(row)
+    lines = [
+        "| kind | batch | args | measured ms | measured / its curve | measured / conv curve |",
+        "|---|---|---|---|---|---|",
+    ]
+    for group in groups.values():
+        first = group[0]
+        own = statistics.median(r["measured"] / r["predicted"] for r in group)
+        conv = [r["measured"] / r["conv_curve"] for r in group if "conv_curve" in r]
+        lines.append(
+            f"| {first['kind']} | {first['batch']} | {json.dumps(first['args'])} | "
+            f"{1e3 * statistics.median(r['measured'] for r in group):.3f} | {own:.2f} | "
+            f"{f'{statistics.median(conv):.2f}' if conv else '—'} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench curves", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None, help="a folder for result.json and table.md")
+    args = parser.parse_args(argv)
+    rows = run(args.rounds)
+    text = table(rows)
+    print(text)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "result.json").write_text(json.dumps(rows, indent=1))
+        (args.out / "table.md").write_text(text + "\n")
+    return 0

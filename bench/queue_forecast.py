@@ -1,0 +1,208 @@
+"""`python -m bench queue --forecast`: expected starts and remaining times against what happened
+(bench/queue.py starts the worker; this module queues, polls and scores). Default calibrations of varied
+networks, as the wizard would queue them: each recommendation timed from the worker's device profile."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+# varied tasks and sizes: tabular FFNs, CNNs, a recurrent network, a generative one
+FORECAST_SPECS: dict[str, dict[str, Any]] = {
+    "tabular 20k x 32": {"task": "tabular", "data": {"examples": 20000, "input_shape": [32], "outputs": 4}},
+    "tabular 100k x 200": {
+        "task": "tabular",
+        "data": {"examples": 100000, "input_shape": [200], "outputs": 2},
+    },
+    "vision MNIST-like": {
+        "task": "vision",
+        "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
+    },
+    "vision 3x32x32": {
+        "task": "vision",
+        "data": {"examples": 50000, "input_shape": [3, 32, 32], "outputs": 10},
+    },
+    "sequence 50 x 16": {
+        "task": "sequence",
+        "data": {"examples": 20000, "input_shape": [50, 16], "outputs": 5},
+    },
+    "generation 8x8 images": {"task": "generation", "data": {"examples": 10000, "input_shape": [1, 8, 8]}},
+}
+HARDWARE = {"cpu_cores": 2, "ram_gb": 16}
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    """Poll `predicate` until it holds (bench queue's round trips and this module's waits)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+POLL_S = 0.25
+TOLERANCE = 0.25
+
+
+def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[str, Any]:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from advisor import services
+    from advisor.models import CalibrationJob, Device
+    from advisor.queueing import Forecaster
+
+    device_id = f"{host}-cpu0"
+    wait_for(lambda: Device.objects.filter(id=device_id).exists(), 120, "the worker to register its device")
+    wait_for(lambda: Device.objects.get(id=device_id).profile, 180, "the worker to profile its device")
+    time.sleep(1.0)  # the worker announces its device a moment before it consumes
+    device = Device.objects.get(id=device_id)
+    people = [get_user_model().objects.get_or_create(username=f"bench{u}")[0] for u in range(users)]
+    specs = list(FORECAST_SPECS.items())
+    # a box with a history: the device's pace, start-up and re-measure chances come from finished jobs
+    for i in range(warmup):
+        name, spec = specs[i % len(specs)]
+        device.refresh_from_db()  # `online` reads its latest heartbeat
+        rec = services.advise(owner=people[0], spec={**spec, "hardware": HARDWARE}, device=device)
+        job, _ = services.submit_calibration(owner=people[0], recommendation=rec, candidate=0, device=device)
+        wait_for(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, f"warm-up job {job.pk}")
+    made = []
+    device.refresh_from_db()
+    for i in range(jobs):
+        name, spec = specs[i % len(specs)]
+        owner = people[i % users]
+        rec = services.advise(owner=owner, spec={**spec, "hardware": HARDWARE}, device=device)
+        job, _ = services.submit_calibration(owner=owner, recommendation=rec, candidate=0, device=device)
+        made.append((name, rec.first_family, job))
+    at = timezone.now()
+    forecaster = Forecaster(at)
+    expected = {}
+    for _, _, job in made:
+        job.refresh_from_db()
+        place = forecaster.place("calibration", job)
+        if place is not None and place["expected_start"] is not None:
+            expected[job.pk] = (place["expected_start"] - at).total_seconds()
+    samples: dict[int, list[tuple[float, float, float, str]]] = {job.pk: [] for _, _, job in made}
+    ids = [job.pk for _, _, job in made]
+    deadline = time.monotonic() + 60 * jobs
+    while time.monotonic() < deadline:
+        rows = list(CalibrationJob.objects.filter(pk__in=ids).select_related("device"))
+        if all(r.finished for r in rows):
+            break
+        now = Forecaster()
+        for row in rows:
+            left = now.finish("calibration", row)
+            if left is not None:
+                samples[row.pk].append(
+                    (now.now.timestamp(), row.progress, left["remaining_seconds"], left["basis"])
+                )
+        time.sleep(POLL_S)
+    result: dict[str, Any] = {"forecast_at": at.isoformat(), "warmup": warmup, "jobs": []}
+    for name, family, job in made:
+        job.refresh_from_db()
+        start, end = job.started_at, job.finished_at
+        result["jobs"].append(
+            {
+                "id": job.pk,
+                "spec": name,
+                "family": family,
+                "owner": job.owner.username,
+                "status": job.status,
+                "configurations": job.measurements.count(),
+                "planned": job.work_plan,
+                "marks": job.marks,
+                "expected_wait": expected.get(job.pk),
+                "actual_wait": (start - at).total_seconds() if start else None,
+                "duration": (end - start).total_seconds() if start and end else None,
+                "eta": [
+                    {
+                        "t": t,
+                        "progress": p,
+                        "elapsed_share": (t - start.timestamp()) / (end - start).total_seconds(),
+                        "predicted": r,
+                        "actual": end.timestamp() - t,
+                        "basis": b,
+                    }
+                    for t, p, r, b in samples[job.pk]
+                ]
+                if start and end
+                else [],
+            }
+        )
+    return result
+
+
+def score(result: dict[str, Any]) -> dict[str, Any]:
+    starts = [
+        (j["expected_wait"] - j["actual_wait"]) / j["actual_wait"]
+        for j in result["jobs"]
+        if j["expected_wait"] is not None and j["actual_wait"] and j["actual_wait"] > 1.0
+    ]
+
+    def etas(key: str) -> list[float]:
+        return [
+            (e["predicted"] - e["actual"]) / e["actual"]
+            for j in result["jobs"]
+            for e in j["eta"]
+            if e[key] >= 0.25 and e["actual"] > 0
+        ]
+
+    def summary(errors: list[float]) -> dict[str, Any]:
+        if not errors:
+            return {"n": 0}
+        inside = sum(abs(e) <= TOLERANCE for e in errors)
+        return {
+            "n": len(errors),
+            "within": inside,
+            "share": inside / len(errors),
+            "median_abs": statistics.median(abs(e) for e in errors),
+            "worst": max(errors, key=abs),
+        }
+
+    # "from 25% progress on": the progress the job reports (a calibration's share of the configurations it
+    # counts, its whole grid until the sweep stops) and the share of its run that had passed
+    return {
+        "expected_start": summary(starts),
+        "eta_from_25pct_reported": summary(etas("progress")),
+        "eta_from_25pct_of_run": summary(etas("elapsed_share")),
+    }
+
+
+def report(result: dict[str, Any], out: str) -> None:
+    scores = score(result)
+    head = ("job", "spec", "family", "owner", "cfg", "expect", "actual", "err", "took", "plan")
+    print("{:>5} {:<24} {:<7} {:<7} {:>3} {:>7} {:>7} {:>6} {:>6} {:>6}".format(*head))
+    for j in result["jobs"]:
+        err = (
+            f"{(j['expected_wait'] - j['actual_wait']) / j['actual_wait']:+.0%}"
+            if j["expected_wait"] is not None and j["actual_wait"] and j["actual_wait"] > 1.0
+            else "—"
+        )
+        plan = j["planned"] or {}
+        planned = plan.get("startup_s", 0) + sum(plan.get("steps", [])) + plan.get("finish_s", 0)
+        expected = "—" if j["expected_wait"] is None else f"{j['expected_wait']:.1f}"
+        actual = "—" if j["actual_wait"] is None else f"{j['actual_wait']:.1f}"
+        took = "—" if j["duration"] is None else f"{j['duration']:.1f}"
+        print(
+            f"{j['id']:>5} {j['spec']:<24} {j['family']:<7} {j['owner']:<7} {j['configurations']:>3} "
+            f"{expected:>7} {actual:>7} {err:>6} {took:>6} {planned:>6.1f}"
+        )
+    for what, s in scores.items():
+        if s["n"]:
+            print(
+                f"{what}: {s['within']}/{s['n']} within +-{TOLERANCE:.0%} ({s['share']:.0%}), "
+                f"median |error| {s['median_abs']:.0%}, worst {s['worst']:+.0%}"
+            )
+        else:
+            print(f"{what}: no samples")
+    if out:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "forecast.json").write_text(json.dumps({**result, "scores": scores}, indent=1, default=str))

@@ -1,0 +1,180 @@
+"""Fair share of one device between users, without a worker: the claim order, spread ranks whose peers run,
+only sent jobs claimed, drain and undrain, the per-user limit of queued jobs, and each queued job's place in
+the API. The same with real worker processes: tests/integration/test_it_shares_a_worker_fairly.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from advisor import dispatch, fleet, queueing, services, spread
+from advisor.models import CalibrationJob, Device, Recommendation
+from tests.api.conftest import client_for
+from tests.api.test_it_serves_calibrations import URL, _messages_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _queue(
+    owner: Any, rec: Recommendation, device: Device, n: int, *, sent: bool = True
+) -> list[CalibrationJob]:
+    """n queued calibrations of `owner` on the device, oldest first (rows only: no message)."""
+    made = []
+    for _ in range(n):
+        job = CalibrationJob.objects.create(
+            owner=owner,
+            recommendation=rec,
+            device=device,
+            time_limit_seconds=60,
+            batch_sizes=[16],
+            threads=[1],
+            sent_at=timezone.now() if sent else None,
+        )
+        made.append(job)
+    return made
+
+
+def _claim(device: Device) -> CalibrationJob:
+    """What the worker would claim next: the first of the claim order, marked running as a claim does."""
+    kind, pk = queueing.claim_order(device.pk)[0]
+    assert kind == "calibration" and CalibrationJob.claim(pk)
+    return CalibrationJob.objects.get(pk=pk)
+
+
+def test_it_serves_users_in_turn(user: Any, other_user: Any, django_user_model: Any, device: Device) -> None:
+    third = django_user_model.objects.create_user(username="cy", password="x" * 12)
+    recs = {u.pk: services.advise(owner=u, spec=_spec()) for u in (user, other_user, third)}
+    a_jobs = _queue(user, recs[user.pk], device, 10)
+    (b_job,) = _queue(other_user, recs[other_user.pk], device, 1)
+    (c_job,) = _queue(third, recs[third.pk], device, 1)
+    started = []
+    for _ in range(4):
+        job = _claim(device)
+        started.append(job.pk)
+        CalibrationJob.objects.filter(pk=job.pk).update(status="succeeded", finished_at=timezone.now())
+    # A's first, then B's and C's before A's second: each waited behind one of A's at most
+    assert started == [a_jobs[0].pk, b_job.pk, c_job.pk, a_jobs[1].pk]
+
+
+def test_a_user_who_used_the_device_last_waits_for_one_who_did_not(
+    user: Any, other_user: Any, device: Device
+) -> None:
+    rec_a, rec_b = services.advise(owner=user, spec=_spec()), services.advise(owner=other_user, spec=_spec())
+    (done,) = _queue(user, rec_a, device, 1)
+    CalibrationJob.objects.filter(pk=done.pk).update(status="succeeded", started_at=timezone.now())
+    (b_old,) = _queue(other_user, rec_b, device, 1)
+    CalibrationJob.objects.filter(pk=b_old.pk).update(
+        status="succeeded", started_at=timezone.now() - timedelta(hours=1)
+    )
+    a_next = _queue(user, rec_a, device, 1)[0]
+    b_next = _queue(other_user, rec_b, device, 1)[0]
+    assert queueing.claim_order(device.pk) == [("calibration", b_next.pk), ("calibration", a_next.pk)]
+
+
+def test_a_message_claims_only_jobs_the_broker_took_and_its_own(
+    user: Any, rec: Recommendation, device: Device
+) -> None:
+    """Each claim uses up one message: a job still in the outbox must not take a sent job's message, or the
+    sent one would wait with none left for it."""
+    (unsent,) = _queue(user, rec, device, 1, sent=False)
+    (sent,) = _queue(user, rec, device, 1)
+    assert queueing.claim_order(device.pk) == [("calibration", sent.pk)]
+    assert queueing.claim_order(device.pk, hint=("calibration", unsent.pk))[0] == ("calibration", unsent.pk)
+
+
+def test_a_spread_rank_whose_peers_run_goes_before_other_users(
+    user: Any, other_user: Any, rec: Recommendation, device: Device
+) -> None:
+    from tests.api.test_it_serves_spread_calibrations import _register
+
+    other_host = _register("apitest2")
+    others = _queue(other_user, services.advise(owner=other_user, spec=_spec()), device, 3)
+    rank0, rank1 = spread.submit_spread_calibration(
+        owner=user, recommendation=rec, candidate=0, devices=[other_host, device], time_limit_seconds=60
+    )
+    assert queueing.claim_order(device.pk)[0] == ("calibration", others[0].pk)  # not its turn yet
+    assert CalibrationJob.claim(rank0.pk)  # rank 0 runs on its host and waits at the rendezvous
+    assert queueing.claim_order(device.pk)[0] == ("calibration", rank1.pk)
+
+
+def test_a_drained_device_claims_nothing_until_undrained(
+    user: Any, rec: Recommendation, device: Device
+) -> None:
+    (job,) = _queue(user, rec, device, 1)
+    fleet.drain(device=device)
+    assert dispatch.run_next("calibration", job.pk) == "drained"
+    job.refresh_from_db()
+    assert job.status == "queued"
+    before = _messages_for(device.queue)
+    fleet.undrain(device=device)
+    assert _messages_for(device.queue) == before + 1  # its message was used up while drained: sent again
+    assert not Device.objects.get(pk=device.pk).draining
+
+
+def test_a_message_whose_job_was_cancelled_finds_nothing_to_claim(
+    user: Any, rec: Recommendation, device: Device
+) -> None:
+    (job,) = _queue(user, rec, device, 1)
+    services.cancel_calibration(job=job)
+    assert dispatch.run_next("calibration", job.pk) == "skipped"
+
+
+def test_it_refuses_jobs_past_the_per_user_limit_as_the_probes_limit_does(
+    api: APIClient,
+    other_api: APIClient,
+    settings: Any,
+    rec: Recommendation,
+    others_rec: Recommendation,
+    device: Device,
+) -> None:
+    settings.JOBS_QUEUED_PER_USER = 2
+    body = {"recommendation": rec.pk, "device": device.pk, "batch_sizes": [16], "threads": [1]}
+    assert [api.post(URL, body, format="json").status_code for _ in range(2)] == [202, 202]
+    refused = api.post(URL, body, format="json")
+    assert refused.status_code == 400
+    assert list(refused.json()) == ["queue"] and "JOBS_QUEUED_PER_USER" in refused.json()["queue"][0]
+    # another user is not held back by this one's backlog
+    assert other_api.post(URL, {**body, "recommendation": others_rec.pk}, format="json").status_code == 202
+
+
+def test_a_queued_job_shows_its_place_and_expected_start(
+    api: APIClient, other_user: Any, rec: Recommendation, device: Device
+) -> None:
+    body = {"recommendation": rec.pk, "device": device.pk, "batch_sizes": [16], "threads": [1]}
+    first = api.post(URL, body, format="json").json()
+    second = api.post(URL, body, format="json").json()
+    other = client_for(other_user)
+    theirs = other.post(
+        URL, {**body, "recommendation": services.advise(owner=other_user, spec=_spec()).pk}, format="json"
+    ).json()
+    places = {
+        j["id"]: j["queue"]
+        for j in (api.get(f"{URL}{first['id']}/").json(), api.get(f"{URL}{second['id']}/").json())
+    }
+    their_place = other.get(f"{URL}{theirs['id']}/").json()["queue"]
+    # fair share: the other user's first job comes before this user's second
+    assert (places[first["id"]]["position"], their_place["position"], places[second["id"]]["position"]) == (
+        1,
+        2,
+        3,
+    )
+    assert places[first["id"]]["starts_in_seconds"] == 0
+    assert 0 < their_place["starts_in_seconds"] < places[second["id"]]["starts_in_seconds"]
+    assert their_place["expected_start"] and not their_place["draining"]
+    assert api.get(f"{URL}{first['id']}/").json()["remaining"] is None
+    # running: no place, a remaining time instead
+    CalibrationJob.claim(first["id"])
+    running = api.get(f"{URL}{first['id']}/").json()
+    assert running["queue"] is None and running["remaining"]["remaining_seconds"] > 0
+    assert running["remaining"]["basis"] == "plan"
+    assert other.get(f"{URL}{theirs['id']}/").json()["queue"]["ahead"] == 1
+
+
+def _spec() -> dict[str, Any]:
+    from tests.conftest import TABULAR_SPEC
+
+    return dict(TABULAR_SPEC)

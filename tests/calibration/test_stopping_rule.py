@@ -1,0 +1,132 @@
+"""measure()'s stopping rule, timed by a synthetic clock: steps of scripted durations, no real time in any
+assertion. It stops once the median's 90% interval (order statistics) is within ±5% of the median, or at the
+configuration's time, and then the configuration is unreliable with the reason."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from advisor.calibration.contention import judge
+from advisor.calibration.measure import time_steps
+from advisor.engine.robust import median_interval, relative_halfwidth, trimmed_mean, winsorised_mean
+
+CPU = torch.device("cpu")
+
+
+class SyntheticTimer:
+    """A clock that only moves when a step runs: each step takes the next of `durations`."""
+
+    def __init__(self, durations: Callable[[], float]) -> None:
+        self.now = 0.0
+        self.durations = durations
+        self.steps = 0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def step(self, _batch: object) -> None:
+        self.now += self.durations()
+        self.steps += 1
+
+
+def _time(timer: SyntheticTimer, *, max_seconds: float | None, min_iterations: int = 5) -> dict[str, object]:
+    return time_steps(
+        timer.step,
+        (),
+        CPU,
+        min_iterations=min_iterations,
+        min_seconds=0.0,
+        warmup=0,
+        max_seconds=max_seconds,
+        clock=timer,
+    )
+
+
+def _lognormal(sigma: float, seed: int) -> Callable[[], float]:
+    rng = random.Random(seed)
+    return lambda: 0.01 * math.exp(rng.gauss(0.0, sigma))
+
+
+def test_a_steady_step_stops_at_the_minimum_count_as_precise() -> None:
+    rng = random.Random(1)
+    timer = SyntheticTimer(lambda: 0.01 * (1 + rng.uniform(-0.01, 0.01)))
+    timed = _time(timer, max_seconds=10.0)
+    assert timed["stopped"] == "precise" and len(timed["samples"]) == 5  # type: ignore[arg-type]
+    assert timed["interval_halfwidth"] <= 0.01  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_a_noisy_step_is_timed_until_its_median_is_pinned(seed: int) -> None:
+    """Log-normal steps with a 30% spread: five steps leave the median's interval far wider than ±5%; the
+    rule keeps timing (about 150 steps for this spread) and stops as soon as it is narrow enough."""
+    timer = SyntheticTimer(_lognormal(0.3, seed))
+    timed = _time(timer, max_seconds=100.0)
+    samples: list[float] = timed["samples"]  # type: ignore[assignment]
+    assert timed["stopped"] == "precise"
+    assert 60 < len(samples) < 400
+    assert relative_halfwidth(samples) <= 0.05
+    # it checks at counts growing by a quarter and stopped at the first check where the interval was narrow
+    checks = [5]
+    while checks[-1] < len(samples):
+        checks.append(max(checks[-1] + 1, math.ceil(checks[-1] * 1.25)))
+    assert checks[-1] == len(samples)
+    assert all(relative_halfwidth(samples[:c]) > 0.05 for c in checks[:-1])
+    assert timer.now < 100.0
+
+
+def test_a_step_too_noisy_for_its_time_stops_there_and_is_unreliable() -> None:
+    timer = SyntheticTimer(_lognormal(1.5, 5))
+    timed = _time(timer, max_seconds=0.5)
+    samples: list[float] = timed["samples"]  # type: ignore[assignment]
+    assert timed["stopped"] == "time"
+    assert timer.now >= 0.5 and timer.now - samples[-1] < 0.5  # stopped at the first step past the time
+    halfwidth = timed["interval_halfwidth"]
+    assert isinstance(halfwidth, float) and halfwidth > 0.05
+    (reason,) = judge(None, halfwidth=halfwidth, timed_seconds=sum(samples), iterations=len(samples))
+    assert reason["code"] == "interval" and f"after {len(samples)} steps" in reason["text"]
+
+
+def test_without_a_time_it_stops_at_the_minimums_and_reports_the_interval() -> None:
+    timer = SyntheticTimer(_lognormal(0.5, 6))
+    timed = _time(timer, max_seconds=None, min_iterations=7)
+    assert timed["stopped"] == "minimum" and len(timed["samples"]) == 7  # type: ignore[arg-type]
+    lo, hi = timed["median_interval"]  # type: ignore[misc]
+    assert lo <= sorted(timed["samples"])[3] <= hi  # type: ignore[index]
+
+
+def test_two_steps_have_no_interval() -> None:
+    timer = SyntheticTimer(lambda: 0.01)
+    timed = _time(timer, max_seconds=None, min_iterations=2)
+    assert timed["median_interval"] is None and timed["interval_halfwidth"] is None
+    (reason,) = judge(None, halfwidth=math.inf, timed_seconds=0.02, iterations=2)
+    assert "no interval yet" in reason["text"]
+
+
+@pytest.mark.parametrize(
+    ("n", "ranks"),
+    [
+        (4, None),  # 2 * (1/2)^4 = 0.125 > 0.10: even [min, max] covers the median only 87.5% of the time
+        (5, (1, 5)),  # 2 * (1/2)^5 = 0.0625
+        (10, (2, 9)),  # P(B <= 1) = 11/1024; P(B <= 2) = 56/1024 > 0.05
+        (100, (42, 59)),  # the normal approximation would say 41.8
+    ],
+)
+def test_the_interval_of_the_median_comes_from_order_statistics(
+    n: int, ranks: tuple[int, int] | None
+) -> None:
+    samples = [float(i) for i in range(1, n + 1)]
+    random.Random(n).shuffle(samples)
+    found = median_interval(samples)
+    assert found == (None if ranks is None else (float(ranks[0]), float(ranks[1])))
+
+
+def test_one_outlier_moves_the_mean_and_not_the_trimmed_mean() -> None:
+    steps = [0.032] * 19 + [4.5]  # the issue's GAN: 32 ms steps and one multi-second stall
+    assert sum(steps) / 20 > 7 * 0.032
+    assert trimmed_mean(steps) == pytest.approx(0.032)
+    assert winsorised_mean(steps) == pytest.approx(0.032)

@@ -1,0 +1,191 @@
+"""The remaining-time estimator, the sweep's work plan and the fair-share order: plain functions, each case a
+row; the clock is the `elapsed_s` each row passes in."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.remaining import (
+    Mark,
+    SweepPlan,
+    Waiting,
+    WorkPlan,
+    configuration_seconds,
+    device_pace,
+    expected_duration,
+    fair_order,
+    forecast,
+    remaining,
+    sweep_work,
+)
+
+# start-up 3 s, four steps of 2 s, 1 s to finish, limit 60 s: 12 s in all
+PLAN = WorkPlan(startup_s=3.0, steps=(2.0, 2.0, 2.0, 2.0), finish_s=1.0, limit_s=60.0, restart_startup_s=3.0)
+ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  # its four steps, as planned
+
+
+@pytest.mark.parametrize(
+    ("marks", "elapsed", "seconds", "basis"),
+    [
+        # not started its first step: the whole plan less the start-up already spent
+        ([], 0.0, 12.0, "plan"),
+        ([], 2.0, 10.0, "plan"),
+        ([], 5.0, 9.0, "plan"),  # start-up overran: the steps and the finish are still ahead
+        # first step began at 3 s; 1 s into it
+        ([Mark(3.0, 0, 4)], 4.0, 8.0, "plan"),
+        # on plan: two steps took 4 s -> pace 1, two steps and the finish left
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4)], 7.0, 5.0, "progress"),
+        # twice as slow: two steps took 4 s each; the pace is the median of 2, 2 and the prior's 1
+        ([Mark(3.0, 0, 4), Mark(7.0, 1, 4), Mark(11.0, 2, 4)], 11.0, 10.0, "progress"),
+        # one stalled step does not set the pace of the rest: median of 1, 1, 5 and 1
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(17.0, 3, 4)], 17.0, 3.0, "progress"),
+        # the sweep dropped two planned steps (total 2): only the finish is left
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 2)], 7.0, 1.0, "progress"),
+        # its own count is the whole grid it could try (6): within its plan, the plan's count rules
+        ([Mark(3.0, 0, 4), Mark(5.0, 1, 6)], 5.0, 7.0, "progress"),
+        # past its plan, its own count rules: two more steps at the average, then the finish
+        ([*ON_PLAN, Mark(11.0, 4, 6)], 11.0, 5.0, "progress"),
+        # a second child announced (a re-measure of two): its start-up, two typical steps, the finish
+        ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 11.0, 8.0, "progress"),
+        ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 15.0, 4.0, "progress"),
+        # nothing past the limit
+        ([Mark(3.0, 0, 4)], 57.0, 3.0, "limit"),
+    ],
+)
+def test_it_paces_the_rest_by_the_steps_so_far(
+    marks: list[Mark], elapsed: float, seconds: float, basis: str
+) -> None:
+    left = remaining(PLAN, marks, elapsed)
+    assert left.seconds == pytest.approx(seconds)
+    assert left.basis == basis
+
+
+def test_no_step_starts_past_the_steps_budget() -> None:
+    budgeted = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, steps_budget_s=7.0)  # steps start until 10 s
+    # past its plan with a count of 6: the budget ended at 10 s, so only the step under way is left
+    assert remaining(budgeted, [*ON_PLAN, Mark(11.0, 4, 6)], 11.0).seconds == pytest.approx(2.0 + 1.0)
+    # within it, 1 s into the third step: 3 s of steps planned, 2 s of budget left, the budget bounds them
+    assert remaining(budgeted, ON_PLAN[:3], 8.0).seconds == pytest.approx(2.0 + 1.0)
+    assert remaining(budgeted, ON_PLAN[:2], 5.0).seconds == pytest.approx(5.0 + 1.0)
+
+
+def test_it_takes_what_the_current_step_ran_off_the_rest_but_never_more_than_the_step() -> None:
+    marks = [Mark(3.0, 0, 4), Mark(5.0, 1, 4)]
+    at_mark = remaining(PLAN, marks, 5.0).seconds
+    assert remaining(PLAN, marks, 6.0).seconds == pytest.approx(at_mark - 1.0)
+    # the step ran long: what is left is the steps after it, not less
+    assert remaining(PLAN, marks, 20.0).seconds == pytest.approx(
+        remaining(PLAN, [*marks, Mark(7, 2, 4)], 7.0).seconds
+    )
+
+
+def test_it_counts_a_fraction_of_a_step_for_jobs_that_report_one() -> None:
+    probe = WorkPlan(4.0, (100.0,), 1.0, 110.0)
+    # a probe at 40% of its 100 s after 44 s (4 s start-up): on plan
+    left = remaining(probe, [Mark(4.0, 0.0, 1), Mark(44.0, 0.4, 1)], 44.0)
+    assert left.seconds == pytest.approx(61.0)
+
+
+def test_its_estimate_falls_steadily_on_a_job_that_runs_as_planned() -> None:
+    """Issue 24: a 17 s job's ETA climbed 83 -> 96 -> 110 s. With a plan, an on-plan job's estimate only
+    falls, and is right throughout."""
+    plan = WorkPlan(3.0, (1.0, 1.5, 2.0, 3.0, 4.0), 0.5, 120.0)
+    ends = [3.0, 4.0, 5.5, 7.5, 10.5, 14.5]
+    estimates = []
+    for done, at in enumerate(ends[:-1]):
+        marks = [Mark(ends[i], i, 5) for i in range(done + 1)]
+        estimates.append(remaining(plan, marks, at).seconds)
+    assert estimates == sorted(estimates, reverse=True)
+    assert estimates == pytest.approx([15.0 - at for at in ends[:-1]])
+
+
+@pytest.mark.parametrize(
+    ("history", "pace"),
+    [([], 1.0), ([(10.0, 12.0)], 1.2), ([(10.0, 5.0), (10.0, 20.0), (10.0, 10.0)], 1.0), ([(0.0, 3.0)], 1.0)],
+)
+def test_it_learns_the_device_pace_from_finished_jobs(
+    history: list[tuple[float, float]], pace: float
+) -> None:
+    assert device_pace(history) == pytest.approx(pace)
+
+
+def test_a_queued_job_takes_its_plan_at_the_device_pace_within_its_limit() -> None:
+    assert expected_duration(PLAN) == pytest.approx(12.0)
+    assert expected_duration(PLAN, pace=2.0) == pytest.approx(3.0 + 18.0)
+    assert expected_duration(PLAN, pace=10.0) == pytest.approx(60.0)
+
+
+SWEEP = SweepPlan(
+    batch_sizes=(),
+    threads=(1, 2),
+    batch_start=32,
+    max_batch_size=512,
+    min_iterations=5,
+    min_seconds=0.5,
+    warmup=2,
+    budget_s=15.0,
+    limit_s=120.0,
+)
+
+
+def test_a_doubling_sweep_stops_at_a_predicted_plateau_and_drops_slow_thread_counts() -> None:
+    # one thread twice as fast as two; throughput flat from batch 64 on
+    def per_batch(batch: int, threads: int) -> float:
+        return (0.001 if batch <= 32 else 0.002 * batch / 64) * threads
+
+    plan = sweep_work(SWEEP, per_batch)
+    # batch 32 at 1 and 2 threads, then 1 thread only: 64, 128, then the plateau (two doublings flat)
+    assert len(plan.steps) == 2 + 2
+    assert plan.steps[0] == pytest.approx(configuration_seconds(0.001, SWEEP))
+
+
+def test_a_doubling_sweep_starts_no_configuration_past_its_budget() -> None:
+    plan = sweep_work(SWEEP, lambda batch, threads: 0.5 * batch / 32)
+    assert sum(plan.steps) <= SWEEP.budget_s
+    assert len(plan.steps) >= 1
+
+
+def test_explicit_batch_sizes_are_measured_in_full() -> None:
+    sweep = SweepPlan((16, 32), (1,), 32, 512, 5, 0.5, 2, budget_s=80.0, limit_s=120.0)
+    assert len(sweep_work(sweep, lambda b, t: 0.01).steps) == 2
+
+
+def _w(owner: int, at: float, pk: int, *, first: bool = False, seconds: float = 10.0) -> Waiting:
+    return Waiting(("calibration", pk), owner, at, seconds, first)
+
+
+@pytest.mark.parametrize(
+    ("waiting", "last_use", "order"),
+    [
+        # one user: first in, first out
+        ([_w(1, 0, 1), _w(1, 1, 2)], {}, [1, 2]),
+        # A queued three, then B one: B's goes second, after one of A's
+        ([_w(1, 0, 1), _w(1, 1, 2), _w(1, 2, 3), _w(2, 3, 4)], {}, [1, 4, 2, 3]),
+        # A used the device last: B and C go before A's next, the one who waited longest first
+        ([_w(1, 0, 1), _w(2, 2, 2), _w(3, 1, 3)], {1: 100.0, 2: 50.0, 3: 60.0}, [2, 3, 1]),
+        # a spread rank whose peers run goes first
+        ([_w(1, 0, 1), _w(2, 1, 2, first=True)], {}, [2, 1]),
+    ],
+)
+def test_it_serves_users_in_turn(
+    waiting: list[Waiting], last_use: dict[int, float], order: list[int]
+) -> None:
+    assert [w.key[1] for w in fair_order(waiting, last_use)] == order
+
+
+def test_a_forecast_adds_the_running_jobs_rest_and_the_jobs_before() -> None:
+    waiting = [_w(1, 0, 1, seconds=10), _w(1, 1, 2, seconds=20), _w(2, 2, 3, seconds=5)]
+    slots = forecast(waiting, {}, busy_for_s=7.0)
+    assert [(s.key[1], s.position, s.starts_in_s) for s in slots] == [(1, 1, 7.0), (3, 2, 17.0), (2, 3, 22.0)]
+    assert all(s.starts_in_s is None for s in forecast(waiting, {}, busy_for_s=7.0, drained=True))
+
+
+def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
+    maybe = WorkPlan(
+        3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5, restart_startup_s=3.0
+    )  # 0.5 x 5 s
+    assert maybe.expected_s == pytest.approx(12.0 + 2.5)
+    assert remaining(maybe, ON_PLAN[:3], 7.0).seconds == pytest.approx(5.0 + 2.5)
+    # announced: its start-up and its steps in full, the chance no more
+    announced = [*ON_PLAN, Mark(11.0, 4, 5, restart=True)]
+    assert remaining(maybe, announced, 11.0).seconds == pytest.approx(3.0 + 2.0 + 1.0)
