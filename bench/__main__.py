@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "memory": ("bench.memory", "estimated training memory against the live-tensor peak and RSS growth"),
     "cuda": ("bench.cuda", "every CUDA path once: profile, events, allocator, OOM, refill, NCCL"),
     "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
+    "export": ("bench.export", "a probe's downloaded train.py against the probe's own score, same split"),
 }
 
 

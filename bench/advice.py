@@ -293,15 +293,6 @@ def main(argv: list[str]) -> int:
     elapsed = time.monotonic() - started
     print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "command": "python -m bench advice " + " ".join(argv),
-            "seconds": elapsed,
-            "threads": args.threads,
-            **machine.finish(info),
-        }
-        (args.out / "results.json").write_text(
-            json.dumps({"meta": meta, "rows": rows, "table": table}, indent=1, default=float)
-        )
-        (args.out / "table.md").write_text(text + "\n")
+        results = {"rows": rows, "table": table}
+        machine.save(args.out, ["advice", *argv], info, text, results, seconds=elapsed, threads=args.threads)
     return 0 if all(not math.isnan(t["advised"] or 0) for t in table) else 1

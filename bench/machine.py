@@ -125,6 +125,17 @@ def finish(info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def save(
+    out: Path, argv: list[str], info: dict[str, Any], table: str, results: dict[str, Any], **meta: Any
+) -> None:
+    """A run's results in `out`: results.json (`meta`: the command that reruns it, the machine, the load at
+    both ends, and `meta`'s fields; then `results`) and table.md."""
+    out.mkdir(parents=True, exist_ok=True)
+    head = {"command": "python -m bench " + " ".join(argv), **meta, **finish(info)}
+    (out / "results.json").write_text(json.dumps({"meta": head, **results}, indent=1, default=float))
+    (out / "table.md").write_text(table + "\n")
+
+
 def write_result(out: Path, result: dict[str, Any], table: str) -> None:
     """A benchmark's result.json and table.md in `out`, the table printed too."""
     out.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from advisor.api import docs, metrics, views
+from advisor.api import code, docs, metrics, views
 from advisor.api.policies import IdConverter
 
 app_name = "api"
@@ -23,6 +23,12 @@ urlpatterns = [
     path("calibrations/", calibrations, name="calibrations"),
     path("calibrations/<id:pk>/", calibration, name="calibration-detail"),
     path("calibrations/<id:pk>/cancel/", cancel, name="calibration-cancel"),
+    path(
+        "recommendations/<id:pk>/candidates/<id:index>/code/",
+        code.CodeViewSet.as_view({"get": "candidate"}),
+        name="candidate-code",
+    ),
+    path("probes/<id:pk>/code/", code.CodeViewSet.as_view({"get": "probe"}), name="probe-code"),
     path("devices/", views.DeviceList.as_view(), name="devices"),
     path("catalog/gpus/", views.GpuCatalog.as_view(), name="catalog-gpus"),
     path("metrics/", metrics.Metrics.as_view(), name="metrics"),

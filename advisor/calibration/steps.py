@@ -29,6 +29,7 @@ from advisor.calibration.flops import probe
 from advisor.calibration.layers import RBM, build
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.export.pieces.cd import cd1 as cd1_gradients  # CD-1, one definition for downloads too
 
 Batch = tuple[torch.Tensor, ...]
 
@@ -144,21 +145,6 @@ def _reconstruction_loss(
             return F.binary_cross_entropy(out, target)
         return F.binary_cross_entropy_with_logits(out, target)
     return F.mse_loss(out, target)
-
-
-def cd1_gradients(rbm: RBM, v: torch.Tensor) -> torch.Tensor:
-    """Contrastive divergence with one Gibbs step (Hinton 2002); sets the parameters' .grad (descent
-    direction) and returns the positive-phase hidden probabilities, the next RBM's data in a greedy stack."""
-    with torch.no_grad():
-        ph = rbm(v)  # [B, H]
-        h = torch.bernoulli(ph)
-        pv = rbm.down(h)  # [B, V]
-        ph2 = rbm(pv)  # [B, H]
-        b = v.shape[0]
-        rbm.weight.grad = (ph2.t() @ pv - ph.t() @ v) / b  # [H, V]
-        rbm.visible_bias.grad = (pv - v).mean(0)
-        rbm.hidden_bias.grad = (ph2 - ph).mean(0)
-    return ph  # type: ignore[no-any-return]  # rbm() is typed as returning Any
 
 
 def _rbms(net: nn.Module) -> list[RBM]:

@@ -27,6 +27,8 @@ ROUTES = [
     ("delete", "/api/v1/samples/{sample}/", "api"),
     ("get", "/api/v1/probes/{probe}/", "api"),
     ("post", "/api/v1/probes/{probe}/cancel/", "api"),
+    ("get", "/api/v1/recommendations/{rec}/candidates/0/code/", "api"),
+    ("get", "/api/v1/probes/{probe}/code/", "api"),
     ("get", "/recommendations/{rec}/", "page"),
     ("post", "/recommendations/{rec}/calibrate/", "page"),
     ("get", "/calibrations/{cal}/", "page"),
@@ -65,8 +67,9 @@ def bobs(other_user: Any, tabular_spec: dict[str, Any]) -> dict[str, int]:
         outputs=2,
     )
     probe = ProbeJob.objects.create(
-        owner=other_user, recommendation=rec, sample=sample, device=device, time_limit_seconds=60
-    )
+        owner=other_user, recommendation=rec, sample=sample, device=device, time_limit_seconds=60,
+        shallow_candidate=0,
+    )  # fmt: skip
     return {"rec": rec.pk, "cal": cal.pk, "sample": sample.pk, "probe": probe.pk}
 
 

@@ -143,8 +143,9 @@ def real_ids(user: Any, rec: Any, device: Any) -> dict[str, int]:
     )  # fmt: skip
     sample = probe_services.create_sample(owner=user, demo="iris")
     probe = ProbeJob.objects.create(
-        owner=user, recommendation=rec, sample=sample, device=device, time_limit_seconds=60
-    )
+        owner=user, recommendation=rec, sample=sample, device=device, time_limit_seconds=60,
+        shallow_candidate=0,  # as submit_probe picks it: the probe's code download has a candidate
+    )  # fmt: skip
     return {
         "/api/v1/recommendations/": rec.pk,
         "/api/v1/calibrations/": job.pk,

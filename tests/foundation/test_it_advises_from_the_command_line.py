@@ -90,3 +90,18 @@ def test_it_exits_2_naming_the_field(
 def test_it_exits_2_for_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = advise_command(capsys, str(tmp_path / "nope.json"))
     assert code == 2 and "cannot read" in json.loads(err)["spec"][0]
+
+
+def test_it_writes_each_candidates_code_under_its_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tabular_spec: dict[str, Any]
+) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(tabular_spec))
+    code, out, _ = advise_command(capsys, str(path), "--code", str(tmp_path / "code"))
+    assert code == 0
+    candidates = json.loads(out)["candidates"]
+    folders = sorted((tmp_path / "code").iterdir())
+    assert [f.name for f in folders] == [str(i) for i in range(len(candidates))]
+    for folder, candidate in zip(folders, candidates, strict=True):
+        assert sorted(p.name for p in folder.iterdir()) == ["README.md", "model.py", "train.py"]
+        assert f"PARAMETERS = {candidate['parameters']}" in (folder / "model.py").read_text()

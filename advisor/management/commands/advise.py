@@ -1,4 +1,5 @@
-"""`python manage.py advise SPEC.json` (or `-` for stdin): print the Recommendation as JSON."""
+"""`python manage.py advise SPEC.json` (or `-` for stdin): print the Recommendation as JSON; with `--code
+DIR`, also write each candidate's code (model.py, train.py, README.md: advisor/export) under DIR/<index>/."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from advisor import engine, profiles
+from advisor import engine, export, profiles
 
 
 class Command(BaseCommand):
@@ -24,6 +25,13 @@ class Command(BaseCommand):
             "--device",
             default=None,
             help="cpu, cuda:N (this host's) or a device id: time the network from that device's profile",
+        )
+        parser.add_argument(
+            "--code",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="write each candidate's code (model.py, train.py, README.md) under DIR/<candidate index>/",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -47,7 +55,17 @@ class Command(BaseCommand):
         except engine.SpecError as exc:
             self._fail(exc.errors)
         self.stdout.write(json.dumps(result, indent=2))
+        if options["code"] is not None:
+            write_code(result, options["code"])
 
     def _fail(self, errors: dict[str, list[str]]) -> None:
         sys.stderr.write(json.dumps(errors, indent=2) + "\n")
         sys.exit(2)
+
+
+def write_code(recommendation: dict[str, Any], folder: Path) -> None:
+    for index in range(len(recommendation["candidates"])):
+        where = folder / str(index)
+        where.mkdir(parents=True, exist_ok=True)
+        for name, text in export.files(export.Download(recommendation, index)).items():
+            (where / name).write_text(text, encoding="utf-8")

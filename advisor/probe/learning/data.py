@@ -7,7 +7,7 @@ that is reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,8 @@ class Split:
     y_test: np.ndarray | None
     example_shape: list[int]
     classes: int | None
+    # the sample's examples in each part, in the order the parts hold them (a download's split.json)
+    indices: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def metric(self) -> str:
@@ -150,7 +152,8 @@ def split(sample: Sample, *, goal: str, seed: int = 0, scale: bool = True) -> Sp
         return ((x[ix] - mean) / std).astype(np.float32), None if y is None else y[ix]
 
     (xt, yt), (xv, yv), (xs, ys) = part(train), part(val), part(test)
-    return Split(goal, xt, yt, xv, yv, xs, ys, sample.input_shape, n_classes)
+    indices = {"train": train.tolist(), "validation": val.tolist(), "test": test.tolist()}
+    return Split(goal, xt, yt, xv, yv, xs, ys, sample.input_shape, n_classes, indices)
 
 
 def subsample(data: Split, fraction: float, *, seed: int = 0) -> Split:

@@ -122,7 +122,8 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     ids = any((c.get("io") or {}).get("vocab_size") for c in roles)  # token ids are not standardised
     split = data.split(sample, goal=plan.goal, seed=plan.seed, scale=not ids)
     sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
-    clock.stage("split", {**sizes, "sample": sample.describe() | {"classes": sample.classes[:50]}})
+    described = sample.describe() | {"classes": sample.classes[:50]}
+    clock.stage("split", {**sizes, "sample": described, "indices": split.indices, "seed": plan.seed})
     shallow_cand = plan.shallow["candidate"] if plan.shallow else None
     code = (shallow_cand or {}).get("hidden_sizes") or [None]
     clock.progress("fitting the baseline")

@@ -18,34 +18,8 @@ epoch/4), any 0.1% loss gain counted) let wine and breast cancer run to their 45
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+# The rule's one implementation, which a code download copies into train.py (advisor/export/); its constants
+# are the numbers this docstring argues for.
+from advisor.export.pieces.stopping import MIN_DELTA, MIN_GAIN, PATIENCE, Plateau
 
-PATIENCE = 20  # epochs without substantial progress before training stops
-MIN_GAIN = 0.01  # a validation loss this share below the last progress's loss is progress ...
-MIN_DELTA = 0.01  # ... and at least this much below it (nats of cross-entropy, or MSE on scaled targets)
-
-
-@dataclass
-class Plateau:
-    """Feed it each epoch's validation score and loss; `update` says whether to stop now."""
-
-    patience: int = PATIENCE
-    min_gain: float = MIN_GAIN
-    min_delta: float = MIN_DELTA
-    best_score: float = -math.inf
-    progress_loss: float = math.inf
-    progress_epoch: int = 0
-    epoch: int = 0
-
-    def update(self, score: float, loss: float) -> bool:
-        self.epoch += 1
-        better_score = score > self.best_score + 1e-9
-        better_loss = loss < min(
-            self.progress_loss * (1 - self.min_gain), self.progress_loss - self.min_delta
-        )
-        if better_score or better_loss:
-            self.progress_epoch = self.epoch
-            self.progress_loss = min(self.progress_loss, loss)
-        self.best_score = max(self.best_score, score)
-        return self.epoch - self.progress_epoch >= self.patience
+__all__ = ["MIN_DELTA", "MIN_GAIN", "PATIENCE", "Plateau"]

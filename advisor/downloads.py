@@ -1,0 +1,70 @@
+"""Read-only queries of a code download (advisor/export): what a candidate's files are rendered from.
+
+A recommendation's candidate: the recommendation as served (measured batch and threads where a calibration
+set them) and the allocator set-up its latest CPU calibration found faster. A probe's: the same for the
+candidate it trained, with the split, seed and score its stored `results` record.
+"""
+
+from __future__ import annotations
+
+from advisor import export, services
+from advisor.models import CalibrationJob, Recommendation
+from advisor.probe.models import ProbeJob
+
+ROLES = ("shallow", "deep")
+
+
+def measured_allocator(rec: Recommendation, index: int) -> export.Allocator | None:
+    """The allocator finding of the candidate's newest finished CPU calibration that re-measured it."""
+    jobs = rec.calibrations.filter(
+        status=CalibrationJob.SUCCEEDED, candidate=index, device__kind="cpu", summary__has_key="allocator"
+    ).order_by("-finished_at")
+    for job in jobs.only("pk", "summary")[:20]:
+        finding = (job.summary or {}).get("allocator") or {}
+        if finding.get("checked"):
+            env = finding.get("env") or {} if finding.get("recommended") == "tuned" else {}
+            return export.Allocator(env=dict(env), text=str(finding.get("text") or ""), calibration=job.pk)
+    return None
+
+
+def candidate_download(rec: Recommendation, index: int) -> export.Download | None:
+    """None when the recommendation has no candidate `index`."""
+    payload = services.recommendation_payload(rec)
+    if not 0 <= index < len(payload["candidates"]):
+        return None
+    return export.Download(payload, index, allocator=measured_allocator(rec, index))
+
+
+def probe_role(job: ProbeJob, role: str | None = None) -> str | None:
+    """The role asked for, else the network the verdict chose, else the first the probe trains."""
+    indices = {"shallow": job.shallow_candidate, "deep": job.deep_candidate}
+    if role is not None:
+        return role if indices.get(role) is not None else None
+    chosen = (job.verdict or {}).get("chosen")
+    if chosen in indices and indices[chosen] is not None:
+        return str(chosen)
+    return next((r for r in ROLES if indices[r] is not None), None)
+
+
+def probe_download(job: ProbeJob, role: str | None = None) -> export.Download | None:
+    """The download of the candidate a probe trained as `role` (default: see probe_role), with the probe's
+    split where it recorded one; None when the probe has no such candidate."""
+    role = probe_role(job, role)
+    if role is None:
+        return None
+    index = job.shallow_candidate if role == "shallow" else job.deep_candidate
+    assert index is not None
+    sample = job.sample
+    demo = sample.original_name if sample is not None and sample.format == "demo" else None
+    split = export.probe_split(
+        job.results or {},
+        probe=job.pk,
+        role=role,
+        sample=sample.name if sample is not None else "(deleted)",
+        label_column=sample.label_column if sample is not None else "",
+        demo=demo,
+    )
+    download = candidate_download(job.recommendation, index)
+    if download is None:
+        return None
+    return export.Download(download.recommendation, index, allocator=download.allocator, probe=split)
