@@ -209,7 +209,7 @@ def test_an_unreliable_allocator_pair_keeps_the_default_allocator() -> None:
     finding = allocator_finding(default + tuned, 0.4, 0.10)
     assert finding["checked"] and finding["configurations"][0]["unreliable"]
     assert finding["recommended"] == "default" and finding["env"] == {}
-    assert "0.4× the time" in finding["text"] and "unreliable" in finding["text"]
+    assert "0.4\N{MULTIPLICATION SIGN} the time" in finding["text"] and "unreliable" in finding["text"]
     # a reliable default row is rechecked before a faster unreliable one
     assert configs_to_recheck([*default, _doubtful(64, 2, 0.1)]) == [(64, 1)]
 

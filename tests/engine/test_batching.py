@@ -183,9 +183,19 @@ def test_a_gpu_plan_follows_the_batch_but_not_threads() -> None:
 @pytest.mark.parametrize(
     ("s", "profile", "error", "interval"),
     [
-        (spec("vision", [1, 28, 28], outputs=10, hardware=CPU2), PROFILE, 0.55, "×0.6 to ×1.9"),
+        (
+            spec("vision", [1, 28, 28], outputs=10, hardware=CPU2),
+            PROFILE,
+            0.55,
+            "\N{MULTIPLICATION SIGN}0.6 to \N{MULTIPLICATION SIGN}1.9",
+        ),
         # a GPU's profile carries its own band: its launch-bound points varied between profiles
-        (spec("vision", [1, 28, 28], outputs=10, hardware=GPU), GPU_PROFILE, 0.75, "×0.5 to ×1.6"),
+        (
+            spec("vision", [1, 28, 28], outputs=10, hardware=GPU),
+            GPU_PROFILE,
+            0.75,
+            "\N{MULTIPLICATION SIGN}0.5 to \N{MULTIPLICATION SIGN}1.6",
+        ),
     ],
 )
 def test_it_gives_a_profiled_estimate_the_band_of_its_device_kind(
