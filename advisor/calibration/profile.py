@@ -332,17 +332,22 @@ def profile_in_child(
     device: str = "cpu", *, threads: list[int] | None = None, allocator: str = "tuned", timeout: float = 120.0
 ) -> DeviceProfile:
     """profile_device() in a fresh process under the allocator set-up calibrations measure with (glibc reads
-    its variables at start; under its defaults a 3 M-value activation ran 10x slower here, page faults)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "advisor.calibration.profile", "--device", device]
-        + (["--threads", ",".join(map(str, threads))] if threads else []),
-        env=child_environment(allocator),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=os.getcwd(),
-    )
+    its variables at start; under its defaults a 3 M-value activation ran 10x slower here, page faults).
+    A profile that fails or outlasts `timeout` (a device busy with other work) is a RuntimeError: the worker
+    logs it and keeps the catalog path, it does not stop."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "advisor.calibration.profile", "--device", device]
+            + (["--threads", ",".join(map(str, threads))] if threads else []),
+            env=child_environment(allocator),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            cwd=os.getcwd(),
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"profiling {device} took longer than {timeout:g} s") from exc
     if done.returncode != 0:
         raise RuntimeError(f"profiling {device} failed: {done.stderr.strip()[-2000:]}")
     profile: DeviceProfile = json.loads(done.stdout)

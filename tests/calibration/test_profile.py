@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from advisor.calibration.profile import _Interleaved, profile_device
+from advisor.calibration.profile import _Interleaved, profile_device, profile_in_child
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,10 @@ def test_every_thread_count_gets_a_complete_profile_with_its_own_factor() -> Non
         assert rates["step_seconds"] > 0 and rates["sequence_exponent"] >= 0
     one, two = profile["threads"]["1"], profile["threads"]["2"]
     assert one["linear"] != two["linear"]  # measured at each count, not one count's points copied
+
+
+def test_a_profile_that_outlasts_its_timeout_is_an_error_the_worker_survives() -> None:
+    """A busy device can make the profiling child outlast its timeout: that is the RuntimeError the worker
+    logs (profiles.profile_devices), not a TimeoutExpired that ends the worker."""
+    with pytest.raises(RuntimeError, match="took longer than"):
+        profile_in_child("cpu", threads=[1], timeout=0.01)
