@@ -46,6 +46,12 @@ NOT_QUIET_SHARE = 0.10
 CONTENTION_CODES = ("cpu_share", "runnable", "steal", "throttled", "gpu_shared")  # judge's, less "interval"
 PHASES = ("quiet", "loaded", "quiet_again")
 QUICK_CONFIGS = 12
+NOTES = (
+    "quiet reference: the mean of the two quiet medians; floor: the second quiet median against the first; "
+    "ratio: loaded median / reference. sig: measure()'s contention signals, CPU seconds per timed second / "
+    "share of samples with more runnable tasks than CPUs. load cores: the busy processes' CPU seconds per "
+    "second of the loaded measure(). Verdict 'within, marked': within the target but marked."
+)
 
 
 @dataclass(frozen=True)
@@ -336,13 +342,7 @@ def table(result: dict[str, Any]) -> str:
             f"{spread(g['loaded'])} | {spread(g['missed'])} | {_num(g['catches_every_miss'])} | "
             f"{_pct(g['quiet_marked_by_it'])} |"
         )
-    notes = (
-        "quiet reference: the mean of the two quiet medians; floor: the second quiet median against the "
-        "first; ratio: loaded median / reference. sig: measure()'s contention signals, CPU seconds per timed "
-        "second / share of samples with more runnable tasks than CPUs. load cores: the busy processes' CPU "
-        "seconds per second of the loaded measure(). Verdict 'within, marked': within the target but marked."
-    )
-    return "\n".join(lines) + "\n\n" + textwrap.fill(notes, width=110) + "\n"
+    return "\n".join([*lines, "", *textwrap.wrap(NOTES, width=110)]) + "\n"
 
 
 def main(argv: list[str]) -> int:
