@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "cuda": ("bench.cuda", "every CUDA path once: profile, events, allocator, OOM, refill, NCCL"),
     "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
     "export": ("bench.export", "a probe's downloaded train.py against the probe's own score, same split"),
+    "noisy": ("bench.noisy", "measure() quiet, under a competing load, quiet again: ±10% or unreliable"),
 }
 
 

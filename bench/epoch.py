@@ -20,8 +20,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -32,30 +30,11 @@ from advisor.calibration.epoch import loading_seconds_per_batch, predicted_epoch
 from advisor.calibration.examples import EXAMPLES
 from advisor.engine.robust import HEADLINE_STATISTIC, headline_step, step_statistics
 from bench.harness import chosen_networks, network_parser
+from bench.load import contention_signals, start_load, stop_load
 from bench.machine import describe, finish
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-ae,mnist-gan,mnist-rbm"
 TARGET = 0.15
-# a competing CPU-bound process: spins until terminated, after sleeping the given seconds
-SPIN = "import sys, time\ntime.sleep(float(sys.argv[1]))\nwhile True:\n    pass\n"
-
-
-def start_load(processes: int, delay: float) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", SPIN, f"{delay:.3f}"]) for _ in range(processes)]
-
-
-def stop_load(load: list[subprocess.Popen[bytes]]) -> None:
-    for p in load:
-        p.terminate()
-    for p in load:
-        p.wait()
-
-
-def _contention(m: dict[str, Any]) -> dict[str, Any]:
-    c = m.get("contention") or {}
-    return {
-        k: c.get(k) for k in ("cpu_per_wall", "runnable_median", "runnable_above_cpus", "steal_share")
-    } | {"throttled_seconds": (c.get("cgroup") or {}).get("throttled_seconds")}
 
 
 def compare(
@@ -70,7 +49,7 @@ def compare(
     examples = batches * batch - batch // 2  # a partial last batch, as real data sets have
     rows: list[dict[str, Any]] = []
     for _ in range(rounds):
-        competing = start_load(load, delay) if load else []
+        competing = start_load(load, delay)
         try:
             m = measure(candidate, batch_size=batch, threads=threads, min_seconds=min_seconds)
         finally:
@@ -100,7 +79,7 @@ def compare(
                 "iterations": m["iterations"],
                 "stopped": m["stopped"],
                 "interval_halfwidth": m["interval_halfwidth"],
-                "contention": _contention(m),
+                "contention": contention_signals(m),
                 "gather_ms": gather * 1e3,
             }
         )

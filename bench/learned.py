@@ -42,12 +42,12 @@ def measure_network(
     """One calibration's rows: every batch x threads configuration of the network, under `load` competing
     processes started halfway through each measurement (0: none)."""
     from advisor.calibration import measure
-    from bench.epoch import start_load, stop_load
+    from bench.load import start_load, stop_load
 
     rows = []
     for batch in batches:
         for t in threads:
-            competing = start_load(load, min_seconds / 2) if load else []
+            competing = start_load(load, min_seconds / 2)
             try:
                 m = measure(candidate, batch_size=batch, threads=t, min_seconds=min_seconds)
             finally:
