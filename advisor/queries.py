@@ -13,6 +13,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
+from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, Recommendation
 
 PAGE_SIZE = 20
@@ -131,13 +132,12 @@ def compare_choices(
 
 def candidate_ref(user: Any, ref: str) -> tuple[Recommendation, int] | None:
     """'17:1' -> (recommendation 17, candidate index 1) when the user may see it and it exists."""
-    rec_id, _, index = ref.partition(":")
-    if not rec_id.isdigit() or not index.isdigit():
+    rec_text, _, index_text = ref.partition(":")
+    pk, index = id_or(rec_text, None), id_or(index_text, None, least=0)
+    rec = None if pk is None or index is None else recommendation_for(user, pk)
+    if rec is None or index is None or index >= len(rec.result.get("candidates", [])):
         return None
-    rec = recommendation_for(user, int(rec_id))
-    if rec is None or int(index) >= len(rec.result.get("candidates", [])):
-        return None
-    return rec, int(index)
+    return rec, index
 
 
 def online_devices() -> list[Device]:

@@ -8,7 +8,7 @@ from weakref import WeakKeyDictionary
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from advisor.api.policies import MAX_ID
+from advisor.ids import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
 from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE, host_gpus

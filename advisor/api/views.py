@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from advisor import engine, profiles, services, spread
 from advisor.accounts import signed_in
 from advisor.api.owned import Owned
-from advisor.api.policies import CalibrationThrottle
+from advisor.api.policies import CalibrationThrottle, query_id
 from advisor.api.serializers import (
     BrokerDownSerializer,
     CalibrationRequestSerializer,
@@ -113,11 +113,9 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
             if not wanted or any(s not in known for s in wanted):
                 raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
             jobs = jobs.filter(status__in=wanted)
-        if params.get("recommendation"):
-            rec = params["recommendation"]
-            if not rec.isdigit() or len(rec) > 18:
-                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
-            jobs = jobs.filter(recommendation_id=int(rec))
+        rec = query_id(self.request, "recommendation", "a recommendation's id")
+        if rec is not None:
+            jobs = jobs.filter(recommendation_id=rec)
         return jobs
 
     @extend_schema(

@@ -10,14 +10,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.accounts import signed_in
 from advisor.api.owned import Owned
-from advisor.api.policies import JSONParser
+from advisor.api.policies import JSONParser, query_id
 from advisor.models import Device, Recommendation
 from advisor.probe import services
 from advisor.probe.learning.samples import SampleError
@@ -86,11 +85,10 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
 
     def get_queryset(self) -> QuerySet[ProbeJob]:
         jobs = self.own(ProbeJob.objects.all())
-        rec = self.request.query_params.get("recommendation", "")
-        if self.action == "list" and rec:
-            if not rec.isdigit() or len(rec) > 18:
-                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
-            jobs = jobs.filter(recommendation_id=int(rec))
+        if self.action == "list":
+            rec = query_id(self.request, "recommendation", "a recommendation's id")
+            if rec is not None:
+                jobs = jobs.filter(recommendation_id=rec)
         return jobs
 
     @extend_schema(

@@ -7,8 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from advisor.api.policies import MAX_ID
 from advisor.api.serializers import Forecasts
+from advisor.ids import MAX_ID
 from advisor.probe.learning.samples import DEMOS
 from advisor.probe.models import DataSample, ProbeJob
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from advisor.accounts import signed_in
+from advisor.ids import id_or
 from advisor.models import Device, Recommendation
 from advisor.probe import conf, services
 from advisor.probe.fit import facts_of, pick_candidates, probe_fit
@@ -74,10 +75,7 @@ def _page(
 def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
     rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
     if request.method == "GET":
-        selected = request.GET.get("sample", "")
-        return _page(
-            request, rec, selected=int(selected) if selected.isdigit() and len(selected) < 18 else None
-        )
+        return _page(request, rec, selected=id_or(request.GET.get("sample"), None))
     samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
     devices = [d for d in Device.objects.all() if d.online]
     misfits = {s.pk: _why_not(probe_fit(facts=facts_of(s), recommendation=rec)) for s in samples}

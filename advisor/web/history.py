@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from advisor import queries, services
 from advisor.engine.units import nbytes, rate, threads_text
+from advisor.ids import id_or
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
@@ -62,7 +63,8 @@ def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
             return None
         rec, index = found
         return _candidate_column(rec, index)
-    job = queries.calibration_for(user, int(ref)) if ref.isdigit() else None
+    pk = id_or(ref, None)
+    job = None if pk is None else queries.calibration_for(user, pk)
     return _device_column(job) if job is not None else None
 
 

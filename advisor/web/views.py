@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseStopPolling
 from advisor import engine, queries, services
 from advisor.accounts import signed_in
 from advisor.engine.rules import REFERENCES
+from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.flowfig import flow_figure
@@ -31,8 +32,7 @@ def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     rec = queries.recommendation_for(request.user, pk)
     if rec is None:
         raise Http404("no such recommendation")
-    selected = request.GET.get("c", "0")
-    index = int(selected) if selected.isdigit() else 0
+    index = id_or(request.GET.get("c"), 0, least=0) or 0
     context = _recommendation_context(request, rec, index, form=None)
     return page_or_fragment(request, "advisor/recommendation.html", "candidate", context)
 
