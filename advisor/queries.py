@@ -1,7 +1,9 @@
-"""Read-only queries the pages need: whose rows a user may see, history pages, compare choices.
+"""The selectors: every read of the pages and the API (the probe's: advisor/probe/queries.py). Views call
+these and services (advisor/services.py) do the writes; no view queries the ORM itself.
 
-Everyone sees their own recommendations and calibrations; staff see all. Every list is paginated and fetches
-its related rows in the same query, so a page costs a fixed number of queries however long the history is."""
+Everyone sees their own rows, staff see all (models.visible_to, the one ownership rule). Every list is
+paginated and fetches its related rows in the same query, so a page costs a fixed number of queries however
+long the history is."""
 
 from __future__ import annotations
 
@@ -14,20 +16,31 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from advisor.ids import id_or
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.models import CalibrationJob, Device, Recommendation, online_since, visible_to
 
 PAGE_SIZE = 20
 MAX_COMPARED_CANDIDATES = 5  # the engine lists at most a handful of alternatives
 
 
 def visible_recommendations(user: Any) -> QuerySet[Recommendation]:
-    queryset = Recommendation.objects.select_related("owner")
-    return queryset if user.is_staff else queryset.filter(owner=user)
+    return visible_to(user, Recommendation.objects.select_related("owner"))
 
 
 def visible_calibrations(user: Any) -> QuerySet[CalibrationJob]:
-    queryset = CalibrationJob.objects.select_related("device", "owner")
-    return queryset if user.is_staff else queryset.filter(owner=user)
+    return visible_to(user, CalibrationJob.objects.select_related("device", "owner"))
+
+
+def listed_calibrations(
+    user: Any, *, statuses: list[str] | None = None, recommendation: int | None = None
+) -> QuerySet[CalibrationJob]:
+    """The calibrations the API serves (their measurements with them), only those in `statuses` or of one
+    recommendation where asked."""
+    jobs = visible_calibrations(user).prefetch_related("measurements")
+    if statuses:
+        jobs = jobs.filter(status__in=statuses)
+    if recommendation is not None:
+        jobs = jobs.filter(recommendation_id=recommendation)
+    return jobs
 
 
 def recommendation_for(user: Any, pk: int) -> Recommendation | None:
@@ -104,10 +117,9 @@ def recent_recommendations(user: Any, limit: int = 5) -> list[Recommendation]:
 
 
 def calibrations_of(recommendation: Recommendation, user: Any, limit: int = 20) -> list[CalibrationJob]:
-    jobs = recommendation.calibrations.select_related("device").defer("summary")
-    if not user.is_staff:
-        jobs = jobs.filter(owner=user)
-    return list(jobs[:limit])
+    return list(
+        visible_to(user, recommendation.calibrations.select_related("device").defer("summary"))[:limit]
+    )
 
 
 def compare_choices(
@@ -141,4 +153,18 @@ def candidate_ref(user: Any, ref: str) -> tuple[Recommendation, int] | None:
 
 
 def online_devices() -> list[Device]:
-    return [d for d in Device.objects.all() if d.online]
+    """The devices whose worker beat lately (Device.online, asked of the database)."""
+    return list(Device.objects.filter(last_seen__gt=online_since()))
+
+
+def all_devices() -> list[Device]:
+    return list(Device.objects.all())
+
+
+def device(pk: str) -> Device | None:
+    return Device.objects.filter(pk=pk).first()
+
+
+def host_cpu(of: Device) -> Device | None:
+    """The CPU device of the device's host: itself for a CPU."""
+    return of if of.kind == "cpu" else Device.objects.filter(host=of.host, kind="cpu").first()

@@ -8,6 +8,7 @@ from weakref import WeakKeyDictionary
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from advisor import queries
 from advisor.ids import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
 from advisor.queueing import Forecaster, Left, Place
@@ -160,9 +161,8 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
     def validate_recommendation(self, value: int) -> Recommendation:
-        user = self.context["request"].user
-        rec = Recommendation.objects.filter(pk=value).first()
-        if rec is None or (rec.owner_id != user.pk and not user.is_staff):
+        rec = queries.recommendation_for(self.context["request"].user, value)
+        if rec is None:
             raise serializers.ValidationError(f"no recommendation {value} of yours")
         return rec
 
@@ -190,7 +190,7 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 def _device(value: str) -> Device:
-    device = Device.objects.filter(pk=value).first()
+    device = queries.device(value)
     if device is None:
         raise serializers.ValidationError(f"no device {value!r}; GET /api/v1/devices/ lists them")
     return device

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -15,9 +15,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from advisor import engine, profiles, services, spread
+from advisor import engine, profiles, queries, services, spread
 from advisor.accounts import signed_in
-from advisor.api.owned import Owned
 from advisor.api.policies import CalibrationThrottle, query_id
 from advisor.api.serializers import (
     BrokerDownSerializer,
@@ -28,18 +27,18 @@ from advisor.api.serializers import (
     GpuSerializer,
 )
 from advisor.api.spec import RecommendationRequestSerializer, RecommendationSerializer
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.models import CalibrationJob, Recommendation
 
 FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of yours")
 IDEMPOTENCY_KEY_MAX = 200
 
 
-class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
+class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = RecommendationSerializer
 
     def get_queryset(self) -> QuerySet[Recommendation]:
-        return self.own(Recommendation.objects.all())
+        return queries.visible_recommendations(self.request.user)
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs:
@@ -96,27 +95,28 @@ class _Payload:
         return services.recommendation_payload(self.instance)
 
 
-class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
+class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = CalibrationSerializer
 
     def get_throttles(self) -> list[BaseThrottle]:
         return [CalibrationThrottle()] if self.action == "create" else []
 
     def get_queryset(self) -> QuerySet[CalibrationJob]:
-        jobs = self.own(CalibrationJob.objects.prefetch_related("measurements"))
+        user = self.request.user
         if self.action != "list":
-            return jobs
-        params = self.request.query_params
-        if params.get("status"):
-            wanted = [s.strip() for s in params["status"].split(",") if s.strip()]
-            known = [s for s, _ in CalibrationJob.STATUS_CHOICES]
-            if not wanted or any(s not in known for s in wanted):
-                raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
-            jobs = jobs.filter(status__in=wanted)
+            return queries.listed_calibrations(user)
         rec = query_id(self.request, "recommendation", "a recommendation's id")
-        if rec is not None:
-            jobs = jobs.filter(recommendation_id=rec)
-        return jobs
+        return queries.listed_calibrations(user, statuses=self._statuses(), recommendation=rec)
+
+    def _statuses(self) -> list[str] | None:
+        asked = self.request.query_params.get("status")
+        if not asked:
+            return None
+        wanted = [s.strip() for s in asked.split(",") if s.strip()]
+        known = [s for s, _ in CalibrationJob.STATUS_CHOICES]
+        if not wanted or any(s not in known for s in wanted):
+            raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
+        return wanted
 
     @extend_schema(
         parameters=[
@@ -258,7 +258,7 @@ class DeviceList(APIView):
         flag = request.query_params.get("include_offline", "false").lower()
         if flag not in {"true", "false", "1", "0"}:
             raise ValidationError({"include_offline": ["must be true or false"]})
-        devices = [d for d in Device.objects.all() if d.online or flag in {"true", "1"}]
+        devices = queries.all_devices() if flag in {"true", "1"} else queries.online_devices()
         return Response(DeviceSerializer(devices, many=True).data)
 
 

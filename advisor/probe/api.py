@@ -8,17 +8,16 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor import queries as core_queries
 from advisor.accounts import signed_in
-from advisor.api.owned import Owned
 from advisor.api.policies import JSONParser, query_id
-from advisor.models import Device, Recommendation
-from advisor.probe import services
+from advisor.probe import queries, services
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
 from advisor.probe.serializers import (
@@ -32,12 +31,12 @@ FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{field: [messag
 DETAIL = OpenApiResponse(OpenApiTypes.OBJECT, description='{"detail": "..."}')
 
 
-class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
+class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = SampleSerializer
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get_queryset(self) -> QuerySet[DataSample]:
-        return self.own(DataSample.objects.all())
+        return queries.visible_samples(self.request.user)
 
     @extend_schema(
         request={"multipart/form-data": SampleUploadSerializer, "application/json": SampleUploadSerializer},
@@ -50,7 +49,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
         asked = form.validated_data
         rec = None
         if asked.get("recommendation"):
-            rec = self.mine(Recommendation, asked["recommendation"])
+            rec = core_queries.recommendation_for(request.user, asked["recommendation"])
             if rec is None:
                 return Response({"recommendation": ["no such recommendation of yours"]}, status=400)
         try:
@@ -80,16 +79,14 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
+class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = ProbeSerializer
 
     def get_queryset(self) -> QuerySet[ProbeJob]:
-        jobs = self.own(ProbeJob.objects.all())
-        if self.action == "list":
-            rec = query_id(self.request, "recommendation", "a recommendation's id")
-            if rec is not None:
-                jobs = jobs.filter(recommendation_id=rec)
-        return jobs
+        if self.action != "list":
+            return queries.listed_probes(self.request.user)
+        rec = query_id(self.request, "recommendation", "a recommendation's id")
+        return queries.listed_probes(self.request.user, recommendation=rec)
 
     @extend_schema(
         parameters=[
@@ -110,23 +107,23 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
         form.is_valid(raise_exception=True)
         asked = form.validated_data
         errors: dict[str, list[str]] = {}
-        rec = self.mine(Recommendation, asked["recommendation"])
-        sample = self.mine(DataSample, asked["sample"])
-        device = Device.objects.filter(pk=asked["device"]).first()
+        rec = core_queries.recommendation_for(request.user, asked["recommendation"])
+        sample = queries.sample_for(request.user, asked["sample"])
+        device = core_queries.device(asked["device"])
         if rec is None:
             errors["recommendation"] = ["no such recommendation of yours"]
         if sample is None:
             errors["sample"] = ["no such sample of yours; upload one to /api/v1/samples/"]
         if device is None:
             errors["device"] = [f"no device {asked['device']!r}; see GET /api/v1/devices/"]
-        if errors:
+        if rec is None or sample is None or device is None:
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             job = services.submit_probe(
                 owner=signed_in(request.user),
                 recommendation=rec,
                 sample=sample,
-                device=device,  # type: ignore[arg-type]
+                device=device,
                 time_limit_seconds=asked.get("time_limit_seconds"),
             )
         except services.ProbeRefused as exc:

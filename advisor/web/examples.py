@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from advisor import queries
 from advisor.models import Device
 
 # Each example fills the task and data steps; the hardware step keeps what the user (or a worker) gave.
@@ -86,7 +87,7 @@ FALLBACK_HARDWARE: dict[str, Any] = {"cpu_cores": 4, "ram_gb": 16, "link": "pcie
 
 def hardware_from_device(device: Device) -> dict[str, Any]:
     """The TaskSpec hardware section a worker's device implies: its host's CPU, and the GPU if it is one."""
-    host_cpu = device if device.kind == "cpu" else Device.objects.filter(host=device.host, kind="cpu").first()
+    host_cpu = queries.host_cpu(device)
     hardware: dict[str, Any] = dict(FALLBACK_HARDWARE)
     if host_cpu is not None:
         hardware["cpu_cores"] = host_cpu.cores or hardware["cpu_cores"]
