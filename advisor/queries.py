@@ -8,15 +8,19 @@ long the history is."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
+from advisor import engine, profiles
+from advisor.contract import Estimate
 from advisor.ids import id_or
-from advisor.models import CalibrationJob, Device, Recommendation, online_since, visible_to
+from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation, online_since, visible_to
+from advisor.probe.models import ProbeJob
+from advisor.probe.queries import latest_probe_estimates
 
 PAGE_SIZE = 20
 MAX_COMPARED_CANDIDATES = 5  # the engine lists at most a handful of alternatives
@@ -165,6 +169,121 @@ def device(pk: str) -> Device | None:
     return Device.objects.filter(pk=pk).first()
 
 
+def allocator_finding(rec: Recommendation, index: int) -> tuple[int, dict[str, Any]] | None:
+    """(calibration id, its `summary.allocator`) of the candidate's newest finished CPU calibration whose
+    sweep re-measured the allocator (`checked`), or None."""
+    jobs = rec.calibrations.filter(
+        status=CalibrationJob.SUCCEEDED, candidate=index, device__kind="cpu", summary__has_key="allocator"
+    ).order_by("-finished_at")
+    for job in jobs.only("pk", "summary")[:20]:
+        finding = (job.summary or {}).get("allocator") or {}
+        if finding.get("checked"):
+            return job.pk, dict(finding)
+    return None
+
+
+def queued_jobs(owner: Any) -> int:
+    """The owner's queued jobs of every kind (services.queued_refusal bounds them)."""
+    return sum(
+        model._default_manager.filter(owner=owner, status=DeviceJob.QUEUED).count()
+        for model in (CalibrationJob, ProbeJob)
+    )
+
+
 def host_cpu(of: Device) -> Device | None:
     """The CPU device of the device's host: itself for a CPU."""
     return of if of.kind == "cpu" else Device.objects.filter(host=of.host, kind="cpu").first()
+
+
+# --- what a recommendation is served as ------------------------------------------------------------------
+
+
+def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
+    """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
+    (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
+    # Recommendations stored before plausibility warnings existed have none.
+    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
+    if not measured_too:
+        return _with_intervals(payload)
+    measured = latest_measured_estimates(rec)
+    probed = latest_probe_estimates(rec)
+    scaled = data_parallel_measurements(rec)
+    if measured or probed or scaled:
+        candidates = []
+        for i, cand in enumerate(payload["candidates"]):
+            cand = {**cand, "estimate": measured[i]} if i in measured else cand
+            if i in scaled:  # several devices timed with the scaling a data-parallel calibration measured
+                estimate = engine.with_measured_scaling(payload, i, dict(cand["estimate"]), scaled[i])
+                cand = {**cand, "estimate": estimate}
+            if i in probed:
+                cand = {**cand, "accuracy_probe": probed[i]}
+            candidates.append(cand)
+        payload["candidates"] = candidates
+    if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
+        payload = engine.follow_measurement(payload, dict(measured[0]))
+    return _with_intervals(payload)
+
+
+def _with_intervals(payload: dict[str, Any]) -> dict[str, Any]:
+    """Every candidate's estimate with its 90% interval: estimates stored before intervals get their
+    basis's."""
+    device = str(payload["hardware_plan"].get("device", "cpu"))
+    if all("interval" in c.get("estimate", {}) for c in payload["candidates"]):
+        return payload
+    candidates = [
+        {**c, "estimate": engine.with_interval(dict(c["estimate"]), device)} if c.get("estimate") else c
+        for c in payload["candidates"]
+    ]
+    return {**payload, "candidates": candidates}
+
+
+def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
+    jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
+        "finished_at"
+    )
+    return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
+
+
+def data_parallel_measurements(rec: Recommendation) -> dict[int, list[dict[str, Any]]]:
+    """Each candidate's finished data-parallel calibrations, oldest first, as engine.with_measured_scaling
+    takes them; none looked up for a plan on one device, where no scaling applies."""
+    if engine.data_parallel_devices(rec.result["hardware_plan"]) <= 1:
+        return {}
+    jobs = (
+        rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, summary__has_key="data_parallel")
+        .select_related("device")
+        .order_by("finished_at")
+    )
+    found: dict[int, list[dict[str, Any]]] = {}
+    for job in jobs:
+        rows = (job.summary or {}).get("data_parallel") or []
+        if rows and not job.options.get("spread"):  # a spread job holds its one world size's row only
+            entry = {"calibration": job.pk, "device": job.device_id, "kind": job.device.kind, "rows": rows}
+            found.setdefault(job.candidate, []).append(entry)
+    return found
+
+
+def seconds_per_epoch(
+    rec: Recommendation, index: int | None, device: Device | None = None
+) -> dict[str, Any] | None:
+    """The candidate's time per epoch: measured where a calibration finished, else from the profile of the
+    device the probe runs on (issue 12: never the catalog's figure where a profile exists), else the
+    recommendation's own estimate."""
+    if index is None:
+        return None
+    candidates = recommendation_payload(rec)["candidates"]
+    estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
+    if estimate.get("basis") == "catalog" and device is not None and device.profile:
+        estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
+    if estimate.get("seconds_per_epoch") is None:
+        return None
+    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}
+
+
+def host_gpus(device: Device) -> int:
+    """The GPUs a GPU device's worker sees (`details.host_gpus`, from torch.cuda.device_count() when it
+    registered); for a row registered before that was recorded, the GPU rows announced from its host."""
+    recorded = (device.details or {}).get("host_gpus")
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 1:
+        return recorded
+    return max(1, Device.objects.filter(host=device.host, kind=device.kind).count())

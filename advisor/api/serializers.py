@@ -12,7 +12,7 @@ from advisor import queries
 from advisor.ids import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
 from advisor.queueing import Forecaster, Left, Place
-from advisor.services import MAX_BATCH_SIZE, host_gpus
+from advisor.services import MAX_BATCH_SIZE
 from advisor.spread import participants
 
 # The database column is a 32-bit positive integer; larger values are refused here, the real cap
@@ -91,7 +91,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_host_gpus(self, device: Device) -> int | None:
         """A GPU device's: the GPUs its worker sees, the largest data_parallel world size; null on a CPU."""
-        return host_gpus(device) if device.kind == "cuda" else None
+        return queries.host_gpus(device) if device.kind == "cuda" else None
 
     class Meta:
         model = Device

@@ -159,7 +159,7 @@ class _Warning(serializers.Serializer[dict[str, Any]]):
 
 
 class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
-    """The engine's answer as stored, with measured estimates merged in (services.recommendation_payload);
+    """The engine's answer as stored, with measured estimates merged in (queries.recommendation_payload);
     used for the schema only: the payload is already the contract's JSON."""
 
     id = serializers.IntegerField()

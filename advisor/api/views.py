@@ -68,7 +68,7 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, vi
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         return Response(
-            services.recommendation_payload(rec, measured_too=False),
+            queries.recommendation_payload(rec, measured_too=False),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/v1/recommendations/{rec.pk}/"},
         )
@@ -91,8 +91,8 @@ class _Payload:
     @property
     def data(self) -> Any:
         if self.many:
-            return [services.recommendation_payload(rec) for rec in self.instance]
-        return services.recommendation_payload(self.instance)
+            return [queries.recommendation_payload(rec) for rec in self.instance]
+        return queries.recommendation_payload(self.instance)
 
 
 class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):

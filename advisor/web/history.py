@@ -8,7 +8,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from advisor import queries, services
+from advisor import queries
 from advisor.engine.units import nbytes, rate, threads_text
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Recommendation
@@ -69,7 +69,7 @@ def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
 
 
 def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
-    payload = services.recommendation_payload(rec)
+    payload = queries.recommendation_payload(rec)
     cand = payload["candidates"][index]
     view = candidate_view(index, cand, rec.result["candidates"][index].get("estimate"))
     est = view["estimate"]

@@ -38,7 +38,7 @@ def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def _recommendation_context(
     request: HttpRequest, rec: Recommendation, index: int, form: CalibrateForm | None
 ) -> dict[str, Any]:
-    view = recommendation_view(services.recommendation_payload(rec), rec.result)
+    view = recommendation_view(queries.recommendation_payload(rec), rec.result)
     index = min(max(index, 0), len(view["candidates"]) - 1)
     chosen = view["candidates"][index]
     chosen["diagrams"] = diagrams(chosen["c"])
