@@ -107,6 +107,8 @@ class Recommendation(OwnedRecord):
     )
     spec = models.JSONField(encoder=FastEncoder)  # the normalised TaskSpec
     result = models.JSONField(encoder=FastEncoder)  # engine.recommend()'s answer, without id
+    # engine.ENGINE_VERSION when it was made (services.advise); 0: stored before versions were recorded
+    engine_version = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"Recommendation {self.pk} ({self.spec.get('task')})"

@@ -202,7 +202,12 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
     # Recommendations stored before plausibility warnings existed have none.
-    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
+    payload: dict[str, Any] = {
+        "id": rec.pk,
+        "engine_version": rec.engine_version,
+        "warnings": [],
+        **rec.result,
+    }
     if not measured_too:
         return _with_intervals(payload)
     measured = latest_measured_estimates(rec)

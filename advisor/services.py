@@ -73,7 +73,9 @@ def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -
     """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
     one. Raises engine.SpecError on bad input."""
     result = profiles.recommend(spec, device)
-    return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
+    return Recommendation.objects.create(
+        owner=owner, spec=result["spec"], result=result, engine_version=engine.ENGINE_VERSION
+    )
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
