@@ -57,7 +57,15 @@ _FORECASTERS: WeakKeyDictionary[Any, Forecaster] = WeakKeyDictionary()
 class Forecasts(serializers.Serializer[Any]):
     """`queue` and `remaining` of a device job, from its device's queue computed once per response."""
 
+    # (The docstring is every job's schema description.) What every kind of device job shows alike: its
+    # device, `queue`, `remaining`, and its run and times, in the order every kind lists them among its own.
     kind = ""  # the job kind's noun (queueing.KINDS)
+    RUN = ["time_limit_seconds", "status", "progress", "step", "queue", "remaining", "results"]
+    TIMES = ["created_at", "started_at", "finished_at"]
+
+    device = serializers.CharField(source="device_id")
+    queue = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
 
     def _forecaster(self) -> Forecaster:
         root = self.parent if self.parent is not None else self  # a list's items share their list's
@@ -214,9 +222,6 @@ class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
 
 class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJob]):
     kind = "calibration"
-    device = serializers.CharField(source="device_id")
-    queue = serializers.SerializerMethodField()
-    remaining = serializers.SerializerMethodField()
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
     data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
@@ -246,22 +251,14 @@ class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJo
             "threads",
             "data_parallel",
             "spread",
-            "time_limit_seconds",
-            "status",
-            "progress",
-            "step",
-            "queue",
-            "remaining",
-            "results",
+            *Forecasts.RUN,
             "estimate",
             "summary",
             "error",
             "attempts",
             "cancel_requested",
             "sent",
-            "created_at",
-            "started_at",
-            "finished_at",
+            *Forecasts.TIMES,
         ]
         read_only_fields = fields
 
