@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -27,11 +28,29 @@ from advisor.api.serializers import (
     GpuSerializer,
 )
 from advisor.api.spec import RecommendationRequestSerializer, RecommendationSerializer
-from advisor.models import CalibrationJob, Recommendation
+from advisor.jobs import Conflict
+from advisor.models import CalibrationJob, DeviceJob, Recommendation
 
+URL = "/api/v1/"  # where the contract's endpoints live (Location headers)
 FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of yours")
 IDEMPOTENCY_KEY_MAX = 200
+Job = TypeVar("Job", bound=DeviceJob)
+
+
+def created(body: Any, url: str, code: int = status.HTTP_201_CREATED) -> Response:
+    """A POST's answer: the new row (or queued job: 202) as JSON, its URL in Location."""
+    return Response(body, status=code, headers={"Location": url})
+
+
+def cancelled(job: Job, cancel: Callable[..., Job], serializer: Callable[[Job], Any]) -> Response:
+    """POST .../cancel/ of any kind of job: the job after `cancel(job=job)` (queued: cancelled; running: asked
+    to stop), or 409 with its status when it had already finished."""
+    try:
+        job = cancel(job=job)
+    except Conflict as exc:
+        return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
+    return Response(serializer(job).data)
 
 
 class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):
@@ -67,10 +86,8 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, vi
             rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data, device=device)
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-        return Response(
-            queries.recommendation_payload(rec, measured_too=False),
-            status=status.HTTP_201_CREATED,
-            headers={"Location": f"/api/v1/recommendations/{rec.pk}/"},
+        return created(
+            queries.recommendation_payload(rec, measured_too=False), f"{URL}recommendations/{rec.pk}/"
         )
 
     @extend_schema(responses={200: RecommendationSerializer(many=True)}, summary="Your recommendations")
@@ -186,7 +203,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, views
                 return Response({"detail": conflict}, status=status.HTTP_409_CONFLICT)
         sent = services.delivered(job, created=created)
         body = CalibrationSerializer(job).data
-        headers = {"Location": f"/api/v1/calibrations/{job.pk}/"}
+        headers = {"Location": f"{URL}calibrations/{job.pk}/"}
         if not created:
             headers["Idempotent-Replayed"] = "true"
         if not sent:
@@ -221,10 +238,8 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, views
             )
             body = {"detail": detail, "job": CalibrationSerializer(first).data}
             return Response(body, status=503, headers={"Retry-After": "5"})
-        return Response(
-            CalibrationSerializer(first).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": f"/api/v1/calibrations/{first.pk}/"},
+        return created(
+            CalibrationSerializer(first).data, f"{URL}calibrations/{first.pk}/", status.HTTP_202_ACCEPTED
         )
 
     @extend_schema(responses={200: CalibrationSerializer, 404: NOT_FOUND})
@@ -238,12 +253,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, views
     )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: int) -> Response:
-        job = self.get_object()
-        try:
-            job = services.cancel_calibration(job=job)
-        except services.JobFinished as exc:
-            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
-        return Response(CalibrationSerializer(job).data)
+        return cancelled(self.get_object(), services.cancel_calibration, CalibrationSerializer)
 
 
 class DeviceList(APIView):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from advisor import queries as core_queries
 from advisor.accounts import signed_in
 from advisor.api.policies import JSONParser, query_id
+from advisor.api.views import URL, cancelled, created
 from advisor.probe import queries, services
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
@@ -63,11 +64,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
             )
         except SampleError as exc:
             return Response(exc.errors, status=exc.status)  # 400, or 507 when the disk is full
-        return Response(
-            SampleSerializer(sample).data,
-            status=status.HTTP_201_CREATED,
-            headers={"Location": f"/api/v1/samples/{sample.pk}/"},
-        )
+        return created(SampleSerializer(sample).data, f"{URL}samples/{sample.pk}/")
 
     @extend_schema(responses={204: None, 404: DETAIL, 409: DETAIL}, summary="Delete a sample and its file")
     def destroy(self, request: Request, pk: int) -> Response:
@@ -79,6 +76,23 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+# The actions' schemas, one table (list and retrieve come from DRF's mixins).
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter("recommendation", int, description="only probes of this recommendation")
+        ],
+        responses={200: ProbeSerializer(many=True), 400: FIELD_ERRORS},
+    ),
+    create=extend_schema(
+        request=ProbeRequestSerializer,
+        responses={202: ProbeSerializer, 400: FIELD_ERRORS},
+        summary="Probe a recommendation's shallow (then deep) candidate on a data sample, on a device",
+    ),
+    cancel=extend_schema(
+        request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
+    ),
+)
 class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = ProbeSerializer
 
@@ -88,20 +102,6 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         rec = query_id(self.request, "recommendation", "a recommendation's id")
         return queries.listed_probes(self.request.user, recommendation=rec)
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("recommendation", int, description="only probes of this recommendation")
-        ],
-        responses={200: ProbeSerializer(many=True), 400: FIELD_ERRORS},
-    )
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().list(request, *args, **kwargs)
-
-    @extend_schema(
-        request=ProbeRequestSerializer,
-        responses={202: ProbeSerializer, 400: FIELD_ERRORS},
-        summary="Probe a recommendation's shallow (then deep) candidate on a data sample, on a device",
-    )
     def create(self, request: Request) -> Response:
         form = ProbeRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -129,20 +129,8 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         except services.ProbeRefused as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         job.refresh_from_db()
-        return Response(
-            ProbeSerializer(job).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": f"/api/v1/probes/{job.pk}/"},
-        )
+        return created(ProbeSerializer(job).data, f"{URL}probes/{job.pk}/", status.HTTP_202_ACCEPTED)
 
-    @extend_schema(
-        request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
-    )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: int) -> Response:
-        job = self.get_object()
-        try:
-            job = services.cancel_probe(job=job)
-        except services.Conflict as exc:
-            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
-        return Response(ProbeSerializer(job).data)
+        return cancelled(self.get_object(), services.cancel_probe, ProbeSerializer)
