@@ -2,14 +2,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("advisor", "0006_time_model_validation"),
-    ]
+    """Recommendation.engine_version (advisor.engine.ENGINE_VERSION); rows made before it say 0."""
 
+    dependencies = [("advisor", "0006_time_model_validation")]
     operations = [
-        migrations.AddField(
-            model_name="recommendation",
-            name="engine_version",
-            field=models.PositiveIntegerField(default=0),
-        ),
+        migrations.AddField("recommendation", "engine_version", models.PositiveIntegerField(default=0)),
     ]
