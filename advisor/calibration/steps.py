@@ -29,6 +29,7 @@ from advisor.calibration.flops import probe
 from advisor.calibration.layers import RBM, build
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.export.pieces.adversarial import update as gan_update  # the GAN step, as downloads train it
 from advisor.export.pieces.cd import cd1 as cd1_gradients  # CD-1, one definition for downloads too
 
 Batch = tuple[torch.Tensor, ...]
@@ -212,21 +213,7 @@ def _gan_step(
 
     def run(batch: Batch) -> None:
         real = batch[0]
-        b = real.shape[0]
-        fake = gen(torch.randn(b, latent, device=dev)).reshape(real.shape)
-        opt_d.zero_grad(set_to_none=True)
-        d_real = disc(real)
-        d_fake = disc(fake.detach())
-        loss_d = F.binary_cross_entropy_with_logits(
-            d_real, torch.ones_like(d_real)
-        ) + F.binary_cross_entropy_with_logits(d_fake, torch.zeros_like(d_fake))
-        _backward(loss_d)
-        opt_d.step()
-        opt_g.zero_grad(set_to_none=True)
-        d_on_fake = disc(fake)
-        loss_g = F.binary_cross_entropy_with_logits(d_on_fake, torch.ones_like(d_on_fake))
-        _backward(loss_g)
-        opt_g.step()
+        gan_update(gen, disc, opt_g, opt_d, real, torch.randn(real.shape[0], latent, device=dev))
 
     return TrainingStep(
         family,
