@@ -22,8 +22,9 @@ from advisor.probe.learning.verdict import interval_words
 from advisor.queries import online_devices, paginate, recommendation_for
 from advisor.web.auth import HtmxHttpRequest, login_required, visible
 from advisor.web.charts import probe_charts
+from advisor.web.history import history_tab
 from advisor.web.jobs import eta
-from advisor.web.partial import job_page, page_or_fragment
+from advisor.web.partial import job_page
 
 
 def _why_not(errors: dict[str, list[str]]) -> str:
@@ -151,11 +152,9 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def probe_history(request: HtmxHttpRequest) -> HttpResponse:
     """The history page's third tab (advisor/history.html): the probes, newest first."""
-    context = {
-        "page": paginate(queries.probe_history(request.user), request.GET.get("page")),
-        "tab": "probes",
-    }
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+    return history_tab(
+        request, "probes", paginate(queries.probe_history(request.user), request.GET.get("page"))
+    )
 
 
 @require_GET

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.paginator import Page
 from django.http import HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -18,20 +19,19 @@ from advisor.web.partial import page_or_fragment
 from advisor.web.present import candidate_view, family_title
 
 
-@require_GET
-@login_required
-def history(request: HtmxHttpRequest) -> HttpResponse:
-    page = queries.recommendation_history(request.user, request.GET.get("page"))
-    context = {"page": page, "tab": "recommendations"}
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+def history_tab(request: HtmxHttpRequest, tab: str, page: Page[Any]) -> HttpResponse:
+    """One tab of the history page (advisor/history.html): a page of rows, newest first."""
+    return page_or_fragment(request, "advisor/history.html", "list", {"page": page, "tab": tab})
+
+
+# The history page's tabs, each read by its selector (the probes' tab: advisor/probe/views.py).
+TABS = {"recommendations": queries.recommendation_history, "calibrations": queries.calibration_history}
 
 
 @require_GET
 @login_required
-def calibration_history(request: HtmxHttpRequest) -> HttpResponse:
-    page = queries.calibration_history(request.user, request.GET.get("page"))
-    context = {"page": page, "tab": "calibrations"}
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+def history(request: HtmxHttpRequest, tab: str = "recommendations") -> HttpResponse:
+    return history_tab(request, tab, TABS[tab](request.user, request.GET.get("page")))
 
 
 @require_GET
