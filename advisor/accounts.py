@@ -35,6 +35,12 @@ def regenerate_api_token(user: Any) -> Token:
         return Token.objects.create(user=user)
 
 
+def notifications(user: User) -> Notifications:
+    """How the user hears of finished jobs: nothing until they say (a row made on first use)."""
+    row, _ = Notifications.objects.get_or_create(user=user)
+    return row
+
+
 def set_notifications(user: User, *, webhook_url: str, email: bool) -> Notifications:
     """How the user hears of finished jobs (advisor/notify.py); the URL was checked by the form (http(s))."""
     row, _ = Notifications.objects.update_or_create(

@@ -1,4 +1,4 @@
-"""Read-only queries of a code download (advisor/export): what a candidate's files are rendered from.
+"""What a code download (advisor/export) renders a candidate's files from, read by the selectors.
 
 A recommendation's candidate: the recommendation as served (measured batch and threads where a calibration
 set them) and the allocator set-up its latest CPU calibration found faster. A probe's: the same for the
@@ -7,8 +7,8 @@ candidate it trained, with the split, seed and score its stored `results` record
 
 from __future__ import annotations
 
-from advisor import export, services
-from advisor.models import CalibrationJob, Recommendation
+from advisor import export, queries
+from advisor.models import Recommendation
 from advisor.probe.models import ProbeJob
 
 ROLES = ("shallow", "deep")
@@ -16,20 +16,17 @@ ROLES = ("shallow", "deep")
 
 def measured_allocator(rec: Recommendation, index: int) -> export.Allocator | None:
     """The allocator finding of the candidate's newest finished CPU calibration that re-measured it."""
-    jobs = rec.calibrations.filter(
-        status=CalibrationJob.SUCCEEDED, candidate=index, device__kind="cpu", summary__has_key="allocator"
-    ).order_by("-finished_at")
-    for job in jobs.only("pk", "summary")[:20]:
-        finding = (job.summary or {}).get("allocator") or {}
-        if finding.get("checked"):
-            env = finding.get("env") or {} if finding.get("recommended") == "tuned" else {}
-            return export.Allocator(env=dict(env), text=str(finding.get("text") or ""), calibration=job.pk)
-    return None
+    found = queries.allocator_finding(rec, index)
+    if found is None:
+        return None
+    calibration, finding = found
+    env = finding.get("env") or {} if finding.get("recommended") == "tuned" else {}
+    return export.Allocator(env=dict(env), text=str(finding.get("text") or ""), calibration=calibration)
 
 
 def candidate_download(rec: Recommendation, index: int) -> export.Download | None:
     """None when the recommendation has no candidate `index`."""
-    payload = services.recommendation_payload(rec)
+    payload = queries.recommendation_payload(rec)
     if not 0 <= index < len(payload["candidates"]):
         return None
     return export.Download(payload, index, allocator=measured_allocator(rec, index))

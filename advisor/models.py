@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from advisor.jsonenc import FastEncoder
+
+_Row = TypeVar("_Row", bound=models.Model)
+
+
+def visible_to(user: Any, rows: QuerySet[_Row]) -> QuerySet[_Row]:
+    """The one ownership rule of the API, the pages and the probe: users see only their own rows (others' are
+    answered as not found, so their ids are not disclosed); staff see everyone's."""
+    return rows if user.is_staff else rows.filter(owner=user)
+
+
+def online_since(now: datetime | None = None) -> datetime:
+    """A device seen after this is online: its worker beats every WORKER_HEARTBEAT_SECONDS, and three missed
+    beats (and two seconds of slack) mean it is gone."""
+    period = settings.WORKER_HEARTBEAT_SECONDS
+    return (now or timezone.now()) - timedelta(seconds=3 * period + 2)
 
 
 class Device(models.Model):
@@ -48,8 +63,7 @@ class Device(models.Model):
 
     @property
     def online(self) -> bool:
-        period = settings.WORKER_HEARTBEAT_SECONDS
-        return timezone.now() - self.last_seen < timedelta(seconds=3 * period + 2)
+        return self.last_seen > online_since()
 
 
 class TimeModel(models.Model):
@@ -93,6 +107,8 @@ class Recommendation(OwnedRecord):
     )
     spec = models.JSONField(encoder=FastEncoder)  # the normalised TaskSpec
     result = models.JSONField(encoder=FastEncoder)  # engine.recommend()'s answer, without id
+    # engine.ENGINE_VERSION when it was made (services.advise); 0: stored before versions were recorded
+    engine_version = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"Recommendation {self.pk} ({self.spec.get('task')})"

@@ -13,7 +13,8 @@ from django.utils import timezone
 from advisor import engine, jobs
 from advisor.contract import Estimate
 from advisor.models import CalibrationJob, Measurement
-from advisor.services import CALIBRATIONS, recommendation_payload
+from advisor.queries import recommendation_payload
+from advisor.services import CALIBRATIONS
 
 
 def run_calibration_job(*, job_id: int) -> str:

@@ -1,25 +1,24 @@
-"""The use cases. Views, the API, the CLI and Celery tasks call these; they do all the writes."""
+"""The use cases: views, the API, the CLI and Celery tasks call these (keyword arguments) for every write,
+with the refusals that guard them. What they and the views read comes from the selectors (advisor/queries.py);
+how a recommendation is served (`queries.recommendation_payload`) is one of those reads."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import engine, forecasts, profiles
-from advisor.contract import Estimate
+from advisor import engine, forecasts, profiles, queries
 from advisor.engine.families import family_of
 from advisor.engine.units import duration, nbytes, plural
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
 from advisor.probe import conf as probe_conf
-from advisor.probe.models import ProbeJob
-from advisor.probe.queries import latest_probe_estimates
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +55,7 @@ def queued_refusal(owner: User, *, adding: int = 1) -> dict[str, list[str]]:
     """{"queue": [why]} when `adding` more jobs would take the owner past JOBS_QUEUED_PER_USER queued jobs of
     any kind (a shared device serves users in turn; this bounds how many one user keeps waiting), else {}."""
     most = int(settings.JOBS_QUEUED_PER_USER)
-    queued = sum(
-        model._default_manager.filter(owner=owner, status=DeviceJob.QUEUED).count()
-        for model in (CalibrationJob, ProbeJob)
-    )
+    queued = queries.queued_jobs(owner)
     if queued + adding <= most:
         return {}
     return {
@@ -77,72 +73,9 @@ def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -
     """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
     one. Raises engine.SpecError on bad input."""
     result = profiles.recommend(spec, device)
-    return Recommendation.objects.create(owner=owner, spec=result["spec"], result=result)
-
-
-def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
-    """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
-    (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
-    # Recommendations stored before plausibility warnings existed have none.
-    payload: dict[str, Any] = {"id": rec.pk, "warnings": [], **rec.result}
-    if not measured_too:
-        return _with_intervals(payload)
-    measured = latest_measured_estimates(rec)
-    probed = latest_probe_estimates(rec)
-    scaled = data_parallel_measurements(rec)
-    if measured or probed or scaled:
-        candidates = []
-        for i, cand in enumerate(payload["candidates"]):
-            cand = {**cand, "estimate": measured[i]} if i in measured else cand
-            if i in scaled:  # several devices timed with the scaling a data-parallel calibration measured
-                estimate = engine.with_measured_scaling(payload, i, dict(cand["estimate"]), scaled[i])
-                cand = {**cand, "estimate": estimate}
-            if i in probed:
-                cand = {**cand, "accuracy_probe": probed[i]}
-            candidates.append(cand)
-        payload["candidates"] = candidates
-    if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
-        payload = engine.follow_measurement(payload, dict(measured[0]))
-    return _with_intervals(payload)
-
-
-def _with_intervals(payload: dict[str, Any]) -> dict[str, Any]:
-    """Every candidate's estimate with its 90% interval: estimates stored before intervals get their
-    basis's."""
-    device = str(payload["hardware_plan"].get("device", "cpu"))
-    if all("interval" in c.get("estimate", {}) for c in payload["candidates"]):
-        return payload
-    candidates = [
-        {**c, "estimate": engine.with_interval(dict(c["estimate"]), device)} if c.get("estimate") else c
-        for c in payload["candidates"]
-    ]
-    return {**payload, "candidates": candidates}
-
-
-def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
-    jobs = rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, estimate__isnull=False).order_by(
-        "finished_at"
+    return Recommendation.objects.create(
+        owner=owner, spec=result["spec"], result=result, engine_version=engine.ENGINE_VERSION
     )
-    return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
-
-
-def data_parallel_measurements(rec: Recommendation) -> dict[int, list[dict[str, Any]]]:
-    """Each candidate's finished data-parallel calibrations, oldest first, as engine.with_measured_scaling
-    takes them; none looked up for a plan on one device, where no scaling applies."""
-    if engine.data_parallel_devices(rec.result["hardware_plan"]) <= 1:
-        return {}
-    jobs = (
-        rec.calibrations.filter(status=CalibrationJob.SUCCEEDED, summary__has_key="data_parallel")
-        .select_related("device")
-        .order_by("finished_at")
-    )
-    found: dict[int, list[dict[str, Any]]] = {}
-    for job in jobs:
-        rows = (job.summary or {}).get("data_parallel") or []
-        if rows and not job.options.get("spread"):  # a spread job holds its one world size's row only
-            entry = {"calibration": job.pk, "device": job.device_id, "kind": job.device.kind, "rows": rows}
-            found.setdefault(job.candidate, []).append(entry)
-    return found
 
 
 # --- calibration jobs --------------------------------------------------------------------------------------
@@ -287,19 +220,10 @@ def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int
     if device.kind == "cpu":
         most, what = device.cores or 1, f"the cores of {device.name}"
     else:
-        most, what = host_gpus(device), f"the GPUs {device.worker or device.host}'s worker sees"
+        most, what = queries.host_gpus(device), f"the GPUs {device.worker or device.host}'s worker sees"
     if any(not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= most for w in worlds):
         return {"data_parallel": [f"each world size must be an integer from 1 to {most}, {what}"]}
     return {}
-
-
-def host_gpus(device: Device) -> int:
-    """The GPUs a GPU device's worker sees (`details.host_gpus`, from torch.cuda.device_count() when it
-    registered); for a row registered before that was recorded, the GPU rows announced from its host."""
-    recorded = (device.details or {}).get("host_gpus")
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 1:
-        return recorded
-    return max(1, Device.objects.filter(host=device.host, kind=device.kind).count())
 
 
 def parameters_refusal(cand: dict[str, Any]) -> str | None:

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 
+from advisor.ids import IdConverter
+
 handler404 = "advisor.api.policies.not_found"
+register_converter(IdConverter, "id")  # every `<id:pk>` below: ids that fit a 64-bit key
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -1,6 +1,6 @@
 """`python -m bench epoch`: predicted against actual time of one training epoch, for several families.
 
-For each reference network (advisor.calibration.examples): measure() times steps (its stopping rule and
+For each reference network (bench/examples.py): measure() times steps (its stopping rule and
 contention signals included); each candidate statistic of those steps plus the time to gather a batch from
 memory, times the batches of an epoch (advisor.calibration.epoch), is set beside one real epoch trained over
 an in-memory synthetic data set (shuffled, each batch gathered by index), sized so that an epoch takes about
@@ -27,8 +27,8 @@ from typing import Any
 
 from advisor.calibration import measure
 from advisor.calibration.epoch import loading_seconds_per_batch, predicted_epoch_seconds, train_one_epoch
-from advisor.calibration.examples import EXAMPLES
 from advisor.engine.robust import HEADLINE_STATISTIC, headline_step, step_statistics
+from bench.examples import EXAMPLES
 from bench.harness import chosen_networks, network_parser
 from bench.load import contention_signals, start_load, stop_load
 from bench.machine import describe, finish

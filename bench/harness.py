@@ -1,6 +1,6 @@
 """`python -m bench harness`: does measure() time what an independent timer times, and what does it cost?
 
-For each reference network (advisor.calibration.examples) and thread count, in alternating rounds (so that all
+For each reference network (bench/examples.py) and thread count, in alternating rounds (so that all
 see the same machine load):
   * agreement: measure()'s median step against torch.utils.benchmark.Timer timing single calls of the same
     training step (median of those, the same statistic), and against Timer.blocked_autorange's median (a
@@ -23,8 +23,8 @@ import torch
 from torch.utils import benchmark
 
 from advisor.calibration import make_step, measure
-from advisor.calibration.examples import EXAMPLES
 from advisor.calibration.measure import time_steps
+from bench.examples import EXAMPLES
 
 DEFAULT_NETWORKS = "tabular-mlp,mnist-mlp,mnist-cnn,text-lstm,mnist-gan,fcn-5"
 

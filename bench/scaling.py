@@ -1,6 +1,6 @@
 """`python -m bench scaling`: data-parallel training at each world size, against Wünsche (2018) §III-H.
 
-For each reference network (advisor.calibration.examples) and synchronisation ("sync": DDP all-reduce every
+For each reference network (bench/examples.py) and synchronisation ("sync": DDP all-reduce every
 step; "mixed": post-local-SGD with periodic parameter averaging), the advisor's own data-parallel calibration
 (advisor.calibration.run_scaling) runs world sizes 1, 2, ... on this host: gloo on the CPU with the physical
 cores split between the ranks (or --threads per rank), NCCL with one GPU per rank under --device cuda. Each
@@ -23,9 +23,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from advisor.calibration.examples import EXAMPLES
 from advisor.calibration.scaling import ScalingPlan, run_scaling
 from bench import machine
+from bench.examples import EXAMPLES
 
 # W §III-H: the cut in training time for each doubling of GPUs, by tool.
 W_PER_DOUBLING = {"CNTK, MXNet": 0.35, "Caffe": 0.28, "Torch, TensorFlow": 0.10}

@@ -8,16 +8,15 @@ from typing import Any
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import viewsets
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor import downloads, export
-from advisor.api.owned import Owned
+from advisor import downloads, export, queries
 from advisor.api.views import FIELD_ERRORS, NOT_FOUND
-from advisor.models import Recommendation
-from advisor.probe.models import ProbeJob
+from advisor.probe import queries as probe_queries
 
 MEDIA_TYPES = {
     ".py": "text/x-python; charset=utf-8",
@@ -69,7 +68,10 @@ class FixedTypes(BaseContentNegotiation):
         return renderer, renderer.media_type
 
 
-class CodeViewSet(Owned):
+class CodeViewSet(viewsets.ViewSet):
+    """Each user sees only their own rows (others' are 404, not 403: their ids are not disclosed); staff see
+    all."""
+
     content_negotiation_class = FixedTypes
 
     @extend_schema(
@@ -78,7 +80,7 @@ class CodeViewSet(Owned):
         summary="A candidate as plain PyTorch code: model.py, train.py, README.md (a ZIP)",
     )
     def candidate(self, request: Request, pk: int, index: int) -> HttpResponse | Response:
-        rec = self.mine(Recommendation, pk)
+        rec = queries.recommendation_for(request.user, pk)
         download = None if rec is None else downloads.candidate_download(rec, index)
         return _answer(request, download)
 
@@ -91,7 +93,7 @@ class CodeViewSet(Owned):
         role = request.query_params.get("role")
         if role is not None and role not in downloads.ROLES:
             return Response({"role": [f"one of {', '.join(downloads.ROLES)}"]}, status=400)
-        job = self.mine(ProbeJob, pk)
+        job = probe_queries.probe_for(request.user, pk)
         download = None if job is None else downloads.probe_download(job, role)
         return _answer(request, download)
 

@@ -1,4 +1,5 @@
-"""Cross-cutting API policies: pagination, the calibration throttle, URL ids, and the error format."""
+"""Cross-cutting API policies: pagination, the calibration throttle, JSON in and out, and the error format
+(ids in URLs and query parameters: advisor/ids.py)."""
 
 from __future__ import annotations
 
@@ -15,30 +16,27 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.utils.encoders import JSONEncoder
 
+from advisor.ids import BadId, parse_id
+
 # Nothing here may import rest_framework.views at module level: its APIView reads DEFAULT_PARSER_CLASSES (this
 # module's JSONParser) when it is defined, a circular import whenever this module is imported first.
 if TYPE_CHECKING:
     from rest_framework.request import Request
     from rest_framework.response import Response
 
-# The largest id a 64-bit signed key can hold. Bigger numbers in a URL or a body are answered as "not found" /
-# "invalid" instead of reaching the database driver, which raises OverflowError (a 500) on them.
-MAX_ID = 2**63 - 1
-
-
-class IdConverter:
-    """`<id:pk>`: like Django's `int`, but at most 18 digits, so every id that matches fits a BigAutoField."""
-
-    regex = "[0-9]{1,18}"
-
-    def to_python(self, value: str) -> int:
-        return int(value)
-
-    def to_url(self, value: int) -> str:
-        return str(value)
-
-
 MAX_JSON_DEPTH = 32
+
+
+def query_id(request: Request, name: str, what: str) -> int | None:
+    """The id in query parameter `name` (None when it is absent or empty); a 400 saying it must be `what`
+    otherwise."""
+    text = request.query_params.get(name, "")
+    if not text:
+        return None
+    try:
+        return parse_id(text, what=what)
+    except BadId as exc:
+        raise exceptions.ValidationError({name: [str(exc)]}) from None
 
 
 class JSONParser(parsers.JSONParser):

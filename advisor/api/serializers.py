@@ -8,10 +8,11 @@ from weakref import WeakKeyDictionary
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from advisor.api.policies import MAX_ID
+from advisor import queries
+from advisor.ids import MAX_ID
 from advisor.models import CalibrationJob, Device, Measurement, Recommendation
 from advisor.queueing import Forecaster, Left, Place
-from advisor.services import MAX_BATCH_SIZE, host_gpus
+from advisor.services import MAX_BATCH_SIZE
 from advisor.spread import participants
 
 # The database column is a 32-bit positive integer; larger values are refused here, the real cap
@@ -56,7 +57,15 @@ _FORECASTERS: WeakKeyDictionary[Any, Forecaster] = WeakKeyDictionary()
 class Forecasts(serializers.Serializer[Any]):
     """`queue` and `remaining` of a device job, from its device's queue computed once per response."""
 
+    # (The docstring is every job's schema description.) What every kind of device job shows alike: its
+    # device, `queue`, `remaining`, and its run and times, in the order every kind lists them among its own.
     kind = ""  # the job kind's noun (queueing.KINDS)
+    RUN = ["time_limit_seconds", "status", "progress", "step", "queue", "remaining", "results"]
+    TIMES = ["created_at", "started_at", "finished_at"]
+
+    device = serializers.CharField(source="device_id")
+    queue = serializers.SerializerMethodField()
+    remaining = serializers.SerializerMethodField()
 
     def _forecaster(self) -> Forecaster:
         root = self.parent if self.parent is not None else self  # a list's items share their list's
@@ -90,7 +99,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_host_gpus(self, device: Device) -> int | None:
         """A GPU device's: the GPUs its worker sees, the largest data_parallel world size; null on a CPU."""
-        return host_gpus(device) if device.kind == "cuda" else None
+        return queries.host_gpus(device) if device.kind == "cuda" else None
 
     class Meta:
         model = Device
@@ -160,9 +169,8 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
     def validate_recommendation(self, value: int) -> Recommendation:
-        user = self.context["request"].user
-        rec = Recommendation.objects.filter(pk=value).first()
-        if rec is None or (rec.owner_id != user.pk and not user.is_staff):
+        rec = queries.recommendation_for(self.context["request"].user, value)
+        if rec is None:
             raise serializers.ValidationError(f"no recommendation {value} of yours")
         return rec
 
@@ -190,7 +198,7 @@ class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 def _device(value: str) -> Device:
-    device = Device.objects.filter(pk=value).first()
+    device = queries.device(value)
     if device is None:
         raise serializers.ValidationError(f"no device {value!r}; GET /api/v1/devices/ lists them")
     return device
@@ -214,9 +222,6 @@ class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
 
 class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJob]):
     kind = "calibration"
-    device = serializers.CharField(source="device_id")
-    queue = serializers.SerializerMethodField()
-    remaining = serializers.SerializerMethodField()
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
     data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
@@ -246,22 +251,14 @@ class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJo
             "threads",
             "data_parallel",
             "spread",
-            "time_limit_seconds",
-            "status",
-            "progress",
-            "step",
-            "queue",
-            "remaining",
-            "results",
+            *Forecasts.RUN,
             "estimate",
             "summary",
             "error",
             "attempts",
             "cancel_requested",
             "sent",
-            "created_at",
-            "started_at",
-            "finished_at",
+            *Forecasts.TIMES,
         ]
         read_only_fields = fields
 

@@ -159,10 +159,14 @@ class _Warning(serializers.Serializer[dict[str, Any]]):
 
 
 class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
-    """The engine's answer as stored, with measured estimates merged in (services.recommendation_payload);
+    """The engine's answer as stored, with measured estimates merged in (queries.recommendation_payload);
     used for the schema only: the payload is already the contract's JSON."""
 
     id = serializers.IntegerField()
+    engine_version = serializers.IntegerField(
+        help_text="the engine's version that made it (bumped when a rule changes); 0: made before versions "
+        "were recorded"
+    )
     spec = TaskSpecSerializer()
     candidates = _Candidate(many=True)
     hardware_plan = _Plan()

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from advisor.api import code, docs, metrics, views
-from advisor.api.policies import IdConverter
 
 app_name = "api"
-register_converter(IdConverter, "id")
 
 recommendations = views.RecommendationViewSet.as_view({"get": "list", "post": "create"})
 recommendation = views.RecommendationViewSet.as_view({"get": "retrieve"})

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -15,10 +16,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from advisor import engine, profiles, services, spread
+from advisor import engine, profiles, queries, services, spread
 from advisor.accounts import signed_in
-from advisor.api.owned import Owned
-from advisor.api.policies import CalibrationThrottle
+from advisor.api.policies import CalibrationThrottle, query_id
 from advisor.api.serializers import (
     BrokerDownSerializer,
     CalibrationRequestSerializer,
@@ -28,18 +28,36 @@ from advisor.api.serializers import (
     GpuSerializer,
 )
 from advisor.api.spec import RecommendationRequestSerializer, RecommendationSerializer
-from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.jobs import Conflict
+from advisor.models import CalibrationJob, DeviceJob, Recommendation
 
+URL = "/api/v1/"  # where the contract's endpoints live (Location headers)
 FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of yours")
 IDEMPOTENCY_KEY_MAX = 200
+Job = TypeVar("Job", bound=DeviceJob)
 
 
-class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
+def created(body: Any, url: str, code: int = status.HTTP_201_CREATED) -> Response:
+    """A POST's answer: the new row (or queued job: 202) as JSON, its URL in Location."""
+    return Response(body, status=code, headers={"Location": url})
+
+
+def cancelled(job: Job, cancel: Callable[..., Job], serializer: Callable[[Job], Any]) -> Response:
+    """POST .../cancel/ of any kind of job: the job after `cancel(job=job)` (queued: cancelled; running: asked
+    to stop), or 409 with its status when it had already finished."""
+    try:
+        job = cancel(job=job)
+    except Conflict as exc:
+        return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
+    return Response(serializer(job).data)
+
+
+class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = RecommendationSerializer
 
     def get_queryset(self) -> QuerySet[Recommendation]:
-        return self.own(Recommendation.objects.all())
+        return queries.visible_recommendations(self.request.user)
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
         if not args and not kwargs:
@@ -68,10 +86,8 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Ow
             rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data, device=device)
         except engine.SpecError as exc:  # rules that look at the whole spec, beyond one field's check
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-        return Response(
-            services.recommendation_payload(rec, measured_too=False),
-            status=status.HTTP_201_CREATED,
-            headers={"Location": f"/api/v1/recommendations/{rec.pk}/"},
+        return created(
+            queries.recommendation_payload(rec, measured_too=False), f"{URL}recommendations/{rec.pk}/"
         )
 
     @extend_schema(responses={200: RecommendationSerializer(many=True)}, summary="Your recommendations")
@@ -92,33 +108,32 @@ class _Payload:
     @property
     def data(self) -> Any:
         if self.many:
-            return [services.recommendation_payload(rec) for rec in self.instance]
-        return services.recommendation_payload(self.instance)
+            return [queries.recommendation_payload(rec) for rec in self.instance]
+        return queries.recommendation_payload(self.instance)
 
 
-class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned):
+class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = CalibrationSerializer
 
     def get_throttles(self) -> list[BaseThrottle]:
         return [CalibrationThrottle()] if self.action == "create" else []
 
     def get_queryset(self) -> QuerySet[CalibrationJob]:
-        jobs = self.own(CalibrationJob.objects.prefetch_related("measurements"))
+        user = self.request.user
         if self.action != "list":
-            return jobs
-        params = self.request.query_params
-        if params.get("status"):
-            wanted = [s.strip() for s in params["status"].split(",") if s.strip()]
-            known = [s for s, _ in CalibrationJob.STATUS_CHOICES]
-            if not wanted or any(s not in known for s in wanted):
-                raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
-            jobs = jobs.filter(status__in=wanted)
-        if params.get("recommendation"):
-            rec = params["recommendation"]
-            if not rec.isdigit() or len(rec) > 18:
-                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
-            jobs = jobs.filter(recommendation_id=int(rec))
-        return jobs
+            return queries.listed_calibrations(user)
+        rec = query_id(self.request, "recommendation", "a recommendation's id")
+        return queries.listed_calibrations(user, statuses=self._statuses(), recommendation=rec)
+
+    def _statuses(self) -> list[str] | None:
+        asked = self.request.query_params.get("status")
+        if not asked:
+            return None
+        wanted = [s.strip() for s in asked.split(",") if s.strip()]
+        known = [s for s, _ in CalibrationJob.STATUS_CHOICES]
+        if not wanted or any(s not in known for s in wanted):
+            raise ValidationError({"status": [f"each must be one of {', '.join(known)}"]})
+        return wanted
 
     @extend_schema(
         parameters=[
@@ -188,7 +203,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
                 return Response({"detail": conflict}, status=status.HTTP_409_CONFLICT)
         sent = services.delivered(job, created=created)
         body = CalibrationSerializer(job).data
-        headers = {"Location": f"/api/v1/calibrations/{job.pk}/"}
+        headers = {"Location": f"{URL}calibrations/{job.pk}/"}
         if not created:
             headers["Idempotent-Replayed"] = "true"
         if not sent:
@@ -223,10 +238,8 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
             )
             body = {"detail": detail, "job": CalibrationSerializer(first).data}
             return Response(body, status=503, headers={"Retry-After": "5"})
-        return Response(
-            CalibrationSerializer(first).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": f"/api/v1/calibrations/{first.pk}/"},
+        return created(
+            CalibrationSerializer(first).data, f"{URL}calibrations/{first.pk}/", status.HTTP_202_ACCEPTED
         )
 
     @extend_schema(responses={200: CalibrationSerializer, 404: NOT_FOUND})
@@ -240,12 +253,7 @@ class CalibrationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, Owned
     )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: int) -> Response:
-        job = self.get_object()
-        try:
-            job = services.cancel_calibration(job=job)
-        except services.JobFinished as exc:
-            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
-        return Response(CalibrationSerializer(job).data)
+        return cancelled(self.get_object(), services.cancel_calibration, CalibrationSerializer)
 
 
 class DeviceList(APIView):
@@ -260,7 +268,7 @@ class DeviceList(APIView):
         flag = request.query_params.get("include_offline", "false").lower()
         if flag not in {"true", "false", "1", "0"}:
             raise ValidationError({"include_offline": ["must be true or false"]})
-        devices = [d for d in Device.objects.all() if d.online or flag in {"true", "1"}]
+        devices = queries.all_devices() if flag in {"true", "1"} else queries.online_devices()
         return Response(DeviceSerializer(devices, many=True).data)
 
 

@@ -1,8 +1,10 @@
-"""Reference candidates for the benchmarks (bench harness / epoch), in the format of docs/CANDIDATE.md.
+"""The reference networks of `python -m advisor.calibration.hosts --network NAME` (docs/CONTRACT.md), in the
+format of docs/CANDIDATE.md: a data-parallel run across hosts tried without writing a candidate's JSON.
 
 Sizes follow common small tasks (MNIST-like images, short token sequences, tabular data) so that a step takes
-milliseconds to a few hundred milliseconds on a laptop CPU; `fcn5` is Shi et al.'s FCN-5 (DLBench's Caffe
-sizes: 26,752 inputs and outputs, three hidden layers of 2048 sigmoid units).
+milliseconds to a few hundred milliseconds on a laptop CPU. The benchmarks time them too (bench/examples.py
+adds Shi et al.'s FCN-5 from bench/networks.py); `layer`, `io_fields` and `dense_layers` write the candidate
+format for them and for the tests' hand-written candidates.
 """
 
 from __future__ import annotations
@@ -128,12 +130,6 @@ def mnist_rbm() -> Candidate:
     )
 
 
-def fcn5() -> Candidate:
-    width, io_size = 2048, 26752
-    layers = dense_layers([io_size, width, width, width, io_size], "Sigmoid")
-    return _candidate(FFN.key, {MODEL: layers}, io_fields([io_size], "class", io_size), "cross_entropy")
-
-
 EXAMPLES: dict[str, Callable[[], Candidate]] = {
     "tabular-mlp": tabular_mlp,
     "mnist-mlp": mnist_mlp,
@@ -142,5 +138,4 @@ EXAMPLES: dict[str, Callable[[], Candidate]] = {
     "mnist-ae": mnist_ae,
     "mnist-gan": mnist_gan,
     "mnist-rbm": mnist_rbm,
-    "fcn-5": fcn5,
 }

@@ -29,6 +29,7 @@ from advisor.calibration.flops import probe
 from advisor.calibration.layers import RBM, build
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.export.pieces.adversarial import update as gan_update  # the GAN step, as downloads train it
 from advisor.export.pieces.cd import cd1 as cd1_gradients  # CD-1, one definition for downloads too
 
 Batch = tuple[torch.Tensor, ...]
@@ -199,44 +200,35 @@ def _backprop_step(
     return TrainingStep(family, nets, run, draws, {roles.MODEL: flops}, 3 * flops, "3 F (forward + backward)")
 
 
+def _latent_pair(
+    io: Mapping[str, Any], dev: torch.device, on_data: nn.Module, on_latent: nn.Module
+) -> tuple[Draw, int, int]:
+    """A two-network family's data draw, and the forward FLOPs per example of the network fed
+    the data and of the one fed a latent code (a GAN's discriminator and generator, a VAE's encoder and
+    decoder)."""
+    latent = int(io["latent_size"])
+    x = _input_draw(io, dev)
+    data_flops, _ = probe(on_data, x.new(2))
+    latent_flops, _ = probe(on_latent, torch.randn(2, latent, device=dev))
+    return x, data_flops, latent_flops
+
+
 def _gan_step(
     candidate: Mapping[str, Any], nets: dict[str, nn.Module], dev: torch.device, family: str
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
+    latent = int(io["latent_size"])  # the generator's noise, drawn anew each step
     gen, disc = nets[roles.GENERATOR], nets[roles.DISCRIMINATOR]
-    latent = int(io["latent_size"])
-    g_flops, _ = probe(gen, torch.randn(2, latent, device=dev))
-    images = _input_draw(io, dev)
-    d_flops, _ = probe(disc, images.new(2))
+    images, d_flops, g_flops = _latent_pair(io, dev, disc, gen)
     opt_g, opt_d = _optimizer(gen.parameters(), training), _optimizer(disc.parameters(), training)
 
     def run(batch: Batch) -> None:
         real = batch[0]
-        b = real.shape[0]
-        fake = gen(torch.randn(b, latent, device=dev)).reshape(real.shape)
-        opt_d.zero_grad(set_to_none=True)
-        d_real = disc(real)
-        d_fake = disc(fake.detach())
-        loss_d = F.binary_cross_entropy_with_logits(
-            d_real, torch.ones_like(d_real)
-        ) + F.binary_cross_entropy_with_logits(d_fake, torch.zeros_like(d_fake))
-        _backward(loss_d)
-        opt_d.step()
-        opt_g.zero_grad(set_to_none=True)
-        d_on_fake = disc(fake)
-        loss_g = F.binary_cross_entropy_with_logits(d_on_fake, torch.ones_like(d_on_fake))
-        _backward(loss_g)
-        opt_g.step()
+        gan_update(gen, disc, opt_g, opt_d, real, torch.randn(real.shape[0], latent, device=dev))
 
-    return TrainingStep(
-        family,
-        nets,
-        run,
-        (images,),
-        {roles.GENERATOR: g_flops, roles.DISCRIMINATOR: d_flops},
-        3 * g_flops + 9 * d_flops,
-        "3 G + 9 D (discriminator step on real and fake, then generator step through D)",
-    )
+    flops = {roles.GENERATOR: g_flops, roles.DISCRIMINATOR: d_flops}
+    formula = "3 G + 9 D (discriminator step on real and fake, then generator step through D)"
+    return TrainingStep(family, nets, run, (images,), flops, 3 * g_flops + 9 * d_flops, formula)
 
 
 def _vae_step(
@@ -244,10 +236,7 @@ def _vae_step(
 ) -> TrainingStep:
     io, training = candidate["io"], candidate.get("training") or {}
     enc, dec = nets[roles.ENCODER], nets[roles.DECODER]
-    latent = int(io["latent_size"])
-    x = _input_draw(io, dev)
-    e_flops, _ = probe(enc, x.new(2))
-    d_flops, _ = probe(dec, torch.randn(2, latent, device=dev))
+    x, e_flops, d_flops = _latent_pair(io, dev, enc, dec)
     sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.DECODER])
     rec_name = "bce" if sigmoid_out else "mse"
     opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
@@ -265,15 +254,9 @@ def _vae_step(
         _backward(loss)
         opt.step()
 
-    return TrainingStep(
-        family,
-        nets,
-        run,
-        (x,),
-        {roles.ENCODER: e_flops, roles.DECODER: d_flops},
-        3 * (e_flops + d_flops),
-        "3 (E + D) (reparameterised ELBO, forward + backward)",
-    )
+    flops = {roles.ENCODER: e_flops, roles.DECODER: d_flops}
+    formula = "3 (E + D) (reparameterised ELBO, forward + backward)"
+    return TrainingStep(family, nets, run, (x,), flops, 3 * (e_flops + d_flops), formula)
 
 
 def _rbm_step(

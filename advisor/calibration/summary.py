@@ -37,12 +37,13 @@ def _rows(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _configuration(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Which configuration a row measured, and its seconds per batch."""
+    return {key: row[key] for key in ("batch_size", "threads", "allocator", "seconds_per_batch")}
+
+
 def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "batch_size": row["batch_size"],
-        "threads": row["threads"],
-        "allocator": row["allocator"],
-        "seconds_per_batch": row["seconds_per_batch"],
+    return _configuration(row) | {
         "seconds_per_example": row["seconds_per_batch"] / row["batch_size"],
         "examples_per_second": row["examples_per_second"],
         "noisy": bool(row.get("noisy")),
@@ -51,13 +52,7 @@ def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _doubtful(row: Mapping[str, Any]) -> dict[str, Any]:
     """An unreliable configuration, with why (measure()'s unreliable_reasons)."""
-    return {
-        "batch_size": row["batch_size"],
-        "threads": row["threads"],
-        "allocator": row["allocator"],
-        "seconds_per_batch": row["seconds_per_batch"],
-        "reasons": list(row.get("unreliable_reasons") or []),
-    }
+    return _configuration(row) | {"reasons": list(row.get("unreliable_reasons") or [])}
 
 
 def unreliable_text(doubtful: Sequence[Mapping[str, Any]]) -> str:

@@ -12,6 +12,7 @@ largest_batch(candidate, examples) -> the largest batch chosen from a device pro
 with_measured_scaling(rec, i, estimate, calibrations) -> the estimate over several devices, measured scaling
 data_parallel_devices(plan) -> the devices a plan's time is divided over (1 unless data parallel)
 with_interval(estimate, device) -> the estimate with its 90% interval (kept, or from its basis: stored before)
+ENGINE_VERSION: the engine's version, bumped when a rule changes (version.py); stored with each recommendation
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from advisor.engine.plan import follow_measurement
 from advisor.engine.recommend import data_parallel_devices, recommend
 from advisor.engine.rules import RULES, rules
 from advisor.engine.spec import normalise
+from advisor.engine.version import ENGINE_VERSION
 
 __all__ = [
+    "ENGINE_VERSION",
     "RULES",
     "SpecError",
     "cpu_catalog",

@@ -222,13 +222,22 @@ def _conv_out(size: int, k: int, stride: int, pad: int, dilation: int = 1, ceil:
     return out
 
 
-def _conv2d(a: dict[str, Any], s: Shape) -> _Result:
+_Pair = tuple[int, int]
+
+
+def _planes(a: dict[str, Any], s: Shape, kind: str) -> tuple[int, int, int, _Pair, _Pair, _Pair, int, int]:
+    """A 2-D convolution's (or transposed one's) input channels (checked against `in_channels`), height and
+    width, then its kernel, stride and padding pairs, groups and output channels."""
     c, h, w = s
     if c != a["in_channels"]:
-        raise ValueError(f"Conv2d expects {a['in_channels']} channels, got {c}")
-    (kh, kw), (sh, sw) = _pair(a["kernel_size"]), _pair(a.get("stride", 1))
-    (ph, pw), (dh, dw) = _pair(a.get("padding", 0)), _pair(a.get("dilation", 1))
-    groups, cout = a.get("groups", 1), a["out_channels"]
+        raise ValueError(f"{kind} expects {a['in_channels']} channels, got {c}")
+    kernel, stride, padding = _pair(a["kernel_size"]), _pair(a.get("stride", 1)), _pair(a.get("padding", 0))
+    return c, h, w, kernel, stride, padding, a.get("groups", 1), a["out_channels"]
+
+
+def _conv2d(a: dict[str, Any], s: Shape) -> _Result:
+    c, h, w, (kh, kw), (sh, sw), (ph, pw), groups, cout = _planes(a, s, "Conv2d")
+    dh, dw = _pair(a.get("dilation", 1))
     ho, wo = _conv_out(h, kh, sh, ph, dh), _conv_out(w, kw, sw, pw, dw)
     per_out = (c // groups) * kh * kw
     params = cout * per_out + (cout if a.get("bias", True) else 0)
@@ -236,12 +245,8 @@ def _conv2d(a: dict[str, Any], s: Shape) -> _Result:
 
 
 def _conv_transpose2d(a: dict[str, Any], s: Shape) -> _Result:
-    c, h, w = s
-    if c != a["in_channels"]:
-        raise ValueError(f"ConvTranspose2d expects {a['in_channels']} channels, got {c}")
-    (kh, kw), (sh, sw) = _pair(a["kernel_size"]), _pair(a.get("stride", 1))
-    (ph, pw), (oh, ow) = _pair(a.get("padding", 0)), _pair(a.get("output_padding", 0))
-    groups, cout = a.get("groups", 1), a["out_channels"]
+    c, h, w, (kh, kw), (sh, sw), (ph, pw), groups, cout = _planes(a, s, "ConvTranspose2d")
+    oh, ow = _pair(a.get("output_padding", 0))
     ho, wo = (h - 1) * sh - 2 * ph + kh + oh, (w - 1) * sw - 2 * pw + kw + ow
     params = c * (cout // groups) * kh * kw + (cout if a.get("bias", True) else 0)
     # torch counts a transposed convolution over the input positions

@@ -2,14 +2,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("advisor", "0005_fair_share_drain_forecasts_notifications"),
-    ]
+    """TimeModel.validation: the learned correction's validation ({} in models fitted before it)."""
 
+    dependencies = [("advisor", "0005_fair_share_drain_forecasts_notifications")]
     operations = [
-        migrations.AddField(
-            model_name="timemodel",
-            name="validation",
-            field=models.JSONField(blank=True, default=dict),
-        ),
+        migrations.AddField("timemodel", "validation", models.JSONField(blank=True, default=dict)),
     ]

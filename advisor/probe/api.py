@@ -7,19 +7,18 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor import queries as core_queries
 from advisor.accounts import signed_in
-from advisor.api.owned import Owned
-from advisor.api.policies import JSONParser
-from advisor.models import Device, Recommendation
-from advisor.probe import services
+from advisor.api.policies import JSONParser, query_id
+from advisor.api.views import URL, cancelled, created
+from advisor.probe import queries, services
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.models import DataSample, ProbeJob
 from advisor.probe.serializers import (
@@ -33,12 +32,12 @@ FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{field: [messag
 DETAIL = OpenApiResponse(OpenApiTypes.OBJECT, description='{"detail": "..."}')
 
 
-class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
+class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = SampleSerializer
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get_queryset(self) -> QuerySet[DataSample]:
-        return self.own(DataSample.objects.all())
+        return queries.visible_samples(self.request.user)
 
     @extend_schema(
         request={"multipart/form-data": SampleUploadSerializer, "application/json": SampleUploadSerializer},
@@ -51,7 +50,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
         asked = form.validated_data
         rec = None
         if asked.get("recommendation"):
-            rec = self.mine(Recommendation, asked["recommendation"])
+            rec = core_queries.recommendation_for(request.user, asked["recommendation"])
             if rec is None:
                 return Response({"recommendation": ["no such recommendation of yours"]}, status=400)
         try:
@@ -65,11 +64,7 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
             )
         except SampleError as exc:
             return Response(exc.errors, status=exc.status)  # 400, or 507 when the disk is full
-        return Response(
-            SampleSerializer(sample).data,
-            status=status.HTTP_201_CREATED,
-            headers={"Location": f"/api/v1/samples/{sample.pk}/"},
-        )
+        return created(SampleSerializer(sample).data, f"{URL}samples/{sample.pk}/")
 
     @extend_schema(responses={204: None, 404: DETAIL, 409: DETAIL}, summary="Delete a sample and its file")
     def destroy(self, request: Request, pk: int) -> Response:
@@ -81,73 +76,61 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Owned):
-    serializer_class = ProbeSerializer
-
-    def get_queryset(self) -> QuerySet[ProbeJob]:
-        jobs = self.own(ProbeJob.objects.all())
-        rec = self.request.query_params.get("recommendation", "")
-        if self.action == "list" and rec:
-            if not rec.isdigit() or len(rec) > 18:
-                raise ValidationError({"recommendation": ["must be a recommendation's id"]})
-            jobs = jobs.filter(recommendation_id=int(rec))
-        return jobs
-
-    @extend_schema(
+# The actions' schemas, one table (list and retrieve come from DRF's mixins).
+@extend_schema_view(
+    list=extend_schema(
         parameters=[
             OpenApiParameter("recommendation", int, description="only probes of this recommendation")
         ],
         responses={200: ProbeSerializer(many=True), 400: FIELD_ERRORS},
-    )
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().list(request, *args, **kwargs)
-
-    @extend_schema(
+    ),
+    create=extend_schema(
         request=ProbeRequestSerializer,
         responses={202: ProbeSerializer, 400: FIELD_ERRORS},
         summary="Probe a recommendation's shallow (then deep) candidate on a data sample, on a device",
-    )
+    ),
+    cancel=extend_schema(
+        request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
+    ),
+)
+class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
+    serializer_class = ProbeSerializer
+
+    def get_queryset(self) -> QuerySet[ProbeJob]:
+        if self.action != "list":
+            return queries.listed_probes(self.request.user)
+        rec = query_id(self.request, "recommendation", "a recommendation's id")
+        return queries.listed_probes(self.request.user, recommendation=rec)
+
     def create(self, request: Request) -> Response:
         form = ProbeRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         asked = form.validated_data
         errors: dict[str, list[str]] = {}
-        rec = self.mine(Recommendation, asked["recommendation"])
-        sample = self.mine(DataSample, asked["sample"])
-        device = Device.objects.filter(pk=asked["device"]).first()
+        rec = core_queries.recommendation_for(request.user, asked["recommendation"])
+        sample = queries.sample_for(request.user, asked["sample"])
+        device = core_queries.device(asked["device"])
         if rec is None:
             errors["recommendation"] = ["no such recommendation of yours"]
         if sample is None:
             errors["sample"] = ["no such sample of yours; upload one to /api/v1/samples/"]
         if device is None:
             errors["device"] = [f"no device {asked['device']!r}; see GET /api/v1/devices/"]
-        if errors:
+        if rec is None or sample is None or device is None:
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             job = services.submit_probe(
                 owner=signed_in(request.user),
                 recommendation=rec,
                 sample=sample,
-                device=device,  # type: ignore[arg-type]
+                device=device,
                 time_limit_seconds=asked.get("time_limit_seconds"),
             )
         except services.ProbeRefused as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         job.refresh_from_db()
-        return Response(
-            ProbeSerializer(job).data,
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": f"/api/v1/probes/{job.pk}/"},
-        )
+        return created(ProbeSerializer(job).data, f"{URL}probes/{job.pk}/", status.HTTP_202_ACCEPTED)
 
-    @extend_schema(
-        request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
-    )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: int) -> Response:
-        job = self.get_object()
-        try:
-            job = services.cancel_probe(job=job)
-        except services.Conflict as exc:
-            return Response({"detail": str(exc), "status": job.status}, status=status.HTTP_409_CONFLICT)
-        return Response(ProbeSerializer(job).data)
+        return cancelled(self.get_object(), services.cancel_probe, ProbeSerializer)

@@ -1,13 +1,15 @@
-"""Read-only queries of the probe that other parts show: what a recommendation's latest probes measured, and
-which of a user's recommendations each kept sample can probe."""
+"""The probe's selectors: the samples and probes a user may see (models.visible_to), what a recommendation's
+latest probes measured, and which of a user's recommendations each kept sample can probe."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import QuerySet
+
 from advisor.contract import ProbeEstimate
-from advisor.models import Recommendation
+from advisor.models import Recommendation, visible_to
 from advisor.probe.fit import facts_of, probe_fit
 from advisor.probe.models import DataSample, ProbeJob
 
@@ -27,6 +29,42 @@ class SampleOffers:
     sample: DataSample
     fits: list[Offer] = field(default_factory=list)
     misfits: list[Offer] = field(default_factory=list)
+
+
+def visible_samples(user: Any) -> QuerySet[DataSample]:
+    return visible_to(user, DataSample.objects.select_related("owner"))
+
+
+def visible_probes(user: Any) -> QuerySet[ProbeJob]:
+    return visible_to(user, ProbeJob.objects.select_related("recommendation", "sample", "device", "owner"))
+
+
+def sample_for(user: Any, pk: int) -> DataSample | None:
+    return visible_samples(user).filter(pk=pk).first()
+
+
+def probe_for(user: Any, pk: int) -> ProbeJob | None:
+    return visible_probes(user).filter(pk=pk).first()
+
+
+def listed_probes(user: Any, *, recommendation: int | None = None) -> QuerySet[ProbeJob]:
+    """The probes the API serves, only those of one recommendation where asked."""
+    jobs = visible_to(user, ProbeJob.objects.all())
+    return jobs if recommendation is None else jobs.filter(recommendation_id=recommendation)
+
+
+def probe_history(user: Any) -> QuerySet[ProbeJob]:
+    """The history page's probes (the list needs no results)."""
+    return visible_to(user, ProbeJob.objects.select_related("sample", "owner").defer("results"))
+
+
+def own_samples(owner: Any, limit: int = 50) -> list[DataSample]:
+    """The samples the owner may probe with (their own, staff too: a probe runs on its owner's data)."""
+    return list(DataSample.objects.filter(owner=owner)[:limit])
+
+
+def own_probes(rec: Recommendation, owner: Any, limit: int = 20) -> list[ProbeJob]:
+    return list(rec.probes.filter(owner=owner)[:limit])
 
 
 def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:

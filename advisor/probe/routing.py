@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from django.urls import register_converter
 
-from advisor.api.policies import IdConverter
+from advisor.ids import IdConverter
 
 register_converter(IdConverter, "pid")  # ids that fit a 64-bit key; larger numbers are 404, not a 500

@@ -8,11 +8,11 @@ from typing import Any
 from django.utils import timezone
 
 from advisor import jobs
-from advisor.probe import services
 from advisor.probe.learning.child import run_in_child
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.models import ProbeJob
 from advisor.probe.services import PROBES
+from advisor.queries import seconds_per_epoch
 
 SMALL_NETWORK = 1_000_000  # parameters below which one thread trains faster than several (no contention)
 
@@ -50,7 +50,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         for role, index in roles.items()
         if index is not None
     }
-    spe = {role: services.seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
+    spe = {role: seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
     target = (rec.spec.get("target") or {}).get("accuracy")
     return ProbePlan(
         sample_path=str(job.sample.file),

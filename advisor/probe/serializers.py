@@ -7,8 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from advisor.api.policies import MAX_ID
 from advisor.api.serializers import Forecasts
+from advisor.ids import MAX_ID
 from advisor.probe.learning.samples import DEMOS
 from advisor.probe.models import DataSample, ProbeJob
 
@@ -76,9 +76,6 @@ class ProbeRequestSerializer(serializers.Serializer[dict[str, Any]]):
 
 class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
     kind = "probe"
-    device = serializers.CharField(source="device_id")
-    queue = serializers.SerializerMethodField()
-    remaining = serializers.SerializerMethodField()
 
     class Meta:
         model = ProbeJob
@@ -89,18 +86,10 @@ class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
             "device",
             "shallow_candidate",
             "deep_candidate",
-            "time_limit_seconds",
-            "status",
-            "progress",
-            "step",
-            "queue",
-            "remaining",
-            "results",
+            *Forecasts.RUN,
             "verdict",
             "error",
             "attempts",
-            "created_at",
-            "started_at",
-            "finished_at",
+            *Forecasts.TIMES,
         ]
         read_only_fields = fields

@@ -6,12 +6,11 @@ from __future__ import annotations
 import errno
 import logging
 import uuid
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 
-from advisor import forecasts, profiles
+from advisor import forecasts
 from advisor import services as core
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
@@ -163,20 +162,3 @@ def cancel_probe(*, job: ProbeJob) -> ProbeJob:
     """Queued: cancelled at once and its task revoked. Running: the runner stops the training process at its
     next check, keeping what was measured. Finished: Conflict (jobs.JobFinished)."""
     return cancel(PROBES, job)
-
-
-def seconds_per_epoch(
-    rec: Recommendation, index: int | None, device: Device | None = None
-) -> dict[str, Any] | None:
-    """The candidate's time per epoch: measured where a calibration finished, else from the profile of the
-    device the probe runs on (issue 12: never the catalog's figure where a profile exists), else the
-    recommendation's own estimate."""
-    if index is None:
-        return None
-    candidates = core.recommendation_payload(rec)["candidates"]
-    estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
-    if estimate.get("basis") == "catalog" and device is not None and device.profile:
-        estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
-    if estimate.get("seconds_per_epoch") is None:
-        return None
-    return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}

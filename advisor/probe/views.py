@@ -6,34 +6,29 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from advisor.accounts import signed_in
-from advisor.models import Device, Recommendation
-from advisor.probe import conf, services
+from advisor.ids import id_or
+from advisor.models import Recommendation
+from advisor.probe import conf, queries, services
 from advisor.probe.fit import facts_of, pick_candidates, probe_fit
 from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.verdict import interval_words
-from advisor.probe.models import DataSample, ProbeJob
-from advisor.probe.queries import sample_offers
-from advisor.queries import paginate
-from advisor.web.auth import HtmxHttpRequest, login_required
+from advisor.queries import online_devices, paginate, recommendation_for
+from advisor.web.auth import HtmxHttpRequest, login_required, visible
 from advisor.web.charts import probe_charts
+from advisor.web.history import history_tab
 from advisor.web.jobs import eta
-from advisor.web.partial import job_page, page_or_fragment
+from advisor.web.partial import job_page
 
 
 def _why_not(errors: dict[str, list[str]]) -> str:
     return "; ".join(text for texts in errors.values() for text in texts)
-
-
-def _own(queryset: QuerySet[Any], request: HttpRequest) -> QuerySet[Any]:
-    return queryset if request.user.is_staff else queryset.filter(owner=signed_in(request.user))
 
 
 def _page(
@@ -45,8 +40,8 @@ def _page(
     status: int = 200,
     selected: int | None = None,
 ) -> HttpResponse:
-    samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
-    devices = [d for d in Device.objects.all() if d.online]
+    samples = queries.own_samples(signed_in(request.user))
+    devices = online_devices()
     initial = {"sample": selected} if selected else {}
     shallow, deep = pick_candidates(rec)
     candidates = rec.result.get("candidates", [])
@@ -63,7 +58,7 @@ def _page(
         or ProbeForm(initial=initial, samples=samples, devices=devices, misfits=misfits),
         "shallow": None if shallow is None else {"index": shallow, **candidates[shallow]},
         "deep": None if deep is None else {"index": deep, **candidates[deep]},
-        "probes": rec.probes.filter(owner=signed_in(request.user))[:20],
+        "probes": queries.own_probes(rec, signed_in(request.user)),
         "max_bytes": conf.value("SAMPLE_MAX_BYTES"),
     }
     return render(request, "probe/new.html", context, status=status)
@@ -72,14 +67,11 @@ def _page(
 @require_http_methods(["GET", "POST"])
 @login_required
 def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
-    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
+    rec = visible(recommendation_for(request.user, pk), "recommendation")
     if request.method == "GET":
-        selected = request.GET.get("sample", "")
-        return _page(
-            request, rec, selected=int(selected) if selected.isdigit() and len(selected) < 18 else None
-        )
-    samples = list(DataSample.objects.filter(owner=signed_in(request.user))[:50])
-    devices = [d for d in Device.objects.all() if d.online]
+        return _page(request, rec, selected=id_or(request.GET.get("sample"), None))
+    samples = queries.own_samples(signed_in(request.user))
+    devices = online_devices()
     misfits = {s.pk: _why_not(probe_fit(facts=facts_of(s), recommendation=rec)) for s in samples}
     form = ProbeForm(
         request.POST, samples=samples, devices=devices, misfits={k: v for k, v in misfits.items() if v}
@@ -105,7 +97,7 @@ def new_probe(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
-    rec = get_object_or_404(_own(Recommendation.objects.all(), request), pk=pk)
+    rec = visible(recommendation_for(request.user, pk), "recommendation")
     form = SampleForm(request.POST, request.FILES, spec=rec.spec)
     if not form.is_valid():
         return _page(request, rec, sample_form=form, status=400)
@@ -130,9 +122,7 @@ def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(
-        _own(ProbeJob.objects.select_related("recommendation", "sample", "device"), request), pk=pk
-    )
+    job = visible(queries.probe_for(request.user, pk), "probe")
     target = (job.recommendation.spec.get("target") or {}).get("accuracy")
     curve = job.results.get("curve") or {}
     context = {
@@ -150,7 +140,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(_own(ProbeJob.objects.all(), request), pk=pk)
+    job = visible(queries.probe_for(request.user, pk), "probe")
     try:
         services.cancel_probe(job=job)
     except services.Conflict as exc:
@@ -162,9 +152,9 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def probe_history(request: HtmxHttpRequest) -> HttpResponse:
     """The history page's third tab (advisor/history.html): the probes, newest first."""
-    jobs = _own(ProbeJob.objects.select_related("sample", "owner").defer("results"), request)
-    context = {"page": paginate(jobs, request.GET.get("page")), "tab": "probes"}
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+    return history_tab(
+        request, "probes", paginate(queries.probe_history(request.user), request.GET.get("page"))
+    )
 
 
 @require_GET
@@ -176,14 +166,14 @@ def sample_list(request: HttpRequest) -> HttpResponse:
 def _samples_context(request: HttpRequest) -> dict[str, Any]:
     """The user's samples, each with the recommendations of theirs it can be probed with (and why not the
     others); a staff member sees everyone's samples, offered against their own recommendations."""
-    rows = list(_own(DataSample.objects.select_related("owner"), request)[:100])
-    return {"offers": sample_offers(signed_in(request.user), rows)}
+    rows = list(queries.visible_samples(request.user)[:100])
+    return {"offers": queries.sample_offers(signed_in(request.user), rows)}
 
 
 @require_POST
 @login_required
 def delete_sample(request: HttpRequest, pk: int) -> HttpResponse:
-    sample = get_object_or_404(_own(DataSample.objects.all(), request), pk=pk)
+    sample = visible(queries.sample_for(request.user, pk), "sample")
     try:
         services.delete_sample(sample=sample)
     except services.Conflict as exc:

@@ -11,7 +11,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from advisor import accounts
 from advisor.accounts import signed_in
-from advisor.models import Notifications
 from advisor.web.auth import login_required
 
 
@@ -48,7 +47,7 @@ class NotificationsForm(forms.Form):
 def notifications(request: HttpRequest) -> HttpResponse:
     """How the user hears that a job finished or failed (advisor/notify.py)."""
     user = signed_in(request.user)
-    current, _ = Notifications.objects.get_or_create(user=user)
+    current = accounts.notifications(user)
     initial = {"webhook_url": current.webhook_url, "email": current.email}
     form = NotificationsForm(request.POST if request.method == "POST" else None, initial=initial)
     context = {"form": form, "email": user.email, "saved": False}

@@ -1,22 +1,23 @@
 """login_required that also serves htmx: an expired session on a polled fragment sends the whole page to the
 login form (HX-Redirect) instead of swapping the login page into a fragment's place; and the page of a
-sign-in locked after too many failures."""
+sign-in locked after too many failures; `visible`, a selector's answer or a 404."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required as django_login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 View = Callable[..., HttpResponse]
+Row = TypeVar("Row")
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -39,6 +40,14 @@ def login_required(view: View) -> View:
         return plain(request, *args, **kwargs)
 
     return wrapper
+
+
+def visible(row: Row | None, noun: str) -> Row:
+    """A selector's row (`queries.recommendation_for(user, pk)`, ...), or "no such <noun>" as a 404: a row
+    that does not exist and another user's are answered alike."""
+    if row is None:
+        raise Http404(f"no such {noun}")
+    return row
 
 
 def locked_out(request: HttpRequest, response: HttpResponse | None, credentials: Any) -> HttpResponse:

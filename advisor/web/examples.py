@@ -5,46 +5,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from advisor import queries
 from advisor.models import Device
+
+
+def _classify(
+    label: str, task: str, examples: int, shape: list[int], outputs: int, accuracy: float
+) -> dict[str, Any]:
+    """An example of a classification task: its label, and the spec of its task and data steps."""
+    data = {"examples": examples, "input_shape": shape, "outputs": outputs}
+    return {
+        "label": label,
+        "spec": {"task": task, "goal": "classify", "data": data, "target": {"accuracy": accuracy}},
+    }
+
 
 # Each example fills the task and data steps; the hardware step keeps what the user (or a worker) gave.
 EXAMPLES: dict[str, dict[str, Any]] = {
-    "mnist": {
-        "label": "MNIST-like digits",
-        "spec": {
-            "task": "vision",
-            "goal": "classify",
-            "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
-            "target": {"accuracy": 0.98},
-        },
-    },
-    "cifar": {
-        "label": "CIFAR-like small photos",
-        "spec": {
-            "task": "vision",
-            "goal": "classify",
-            "data": {"examples": 50000, "input_shape": [3, 32, 32], "outputs": 10},
-            "target": {"accuracy": 0.9},
-        },
-    },
-    "imagenet": {
-        "label": "ImageNet-like photos",
-        "spec": {
-            "task": "vision",
-            "goal": "classify",
-            "data": {"examples": 1281167, "input_shape": [3, 224, 224], "outputs": 1000},
-            "target": {"accuracy": 0.75},
-        },
-    },
-    "speech": {
-        "label": "Speech frames",
-        "spec": {
-            "task": "sequence",
-            "goal": "classify",
-            "data": {"examples": 100000, "input_shape": [100, 40], "outputs": 40},
-            "target": {"accuracy": 0.8},
-        },
-    },
+    "mnist": _classify("MNIST-like digits", "vision", 60000, [1, 28, 28], 10, 0.98),
+    "cifar": _classify("CIFAR-like small photos", "vision", 50000, [3, 32, 32], 10, 0.9),
+    "imagenet": _classify("ImageNet-like photos", "vision", 1281167, [3, 224, 224], 1000, 0.75),
+    "speech": _classify("Speech frames", "sequence", 100000, [100, 40], 40, 0.8),
     "text": {
         "label": "Text generation",
         "spec": {
@@ -54,15 +35,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "target": {},
         },
     },
-    "tabular": {
-        "label": "Customer table",
-        "spec": {
-            "task": "tabular",
-            "goal": "classify",
-            "data": {"examples": 20000, "input_shape": [32], "outputs": 4},
-            "target": {"accuracy": 0.9},
-        },
-    },
+    "tabular": _classify("Customer table", "tabular", 20000, [32], 4, 0.9),
 }
 DEFAULT_EXAMPLE = "mnist"
 # The example whose input shape a task starts from when the user switches to it.
@@ -86,7 +59,7 @@ FALLBACK_HARDWARE: dict[str, Any] = {"cpu_cores": 4, "ram_gb": 16, "link": "pcie
 
 def hardware_from_device(device: Device) -> dict[str, Any]:
     """The TaskSpec hardware section a worker's device implies: its host's CPU, and the GPU if it is one."""
-    host_cpu = device if device.kind == "cpu" else Device.objects.filter(host=device.host, kind="cpu").first()
+    host_cpu = queries.host_cpu(device)
     hardware: dict[str, Any] = dict(FALLBACK_HARDWARE)
     if host_cpu is not None:
         hardware["cpu_cores"] = host_cpu.cores or hardware["cpu_cores"]

@@ -4,13 +4,12 @@ updated live by htmx; draining a device (its worker ends its job and takes no mo
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from advisor import fleet
-from advisor.models import Device
-from advisor.web.auth import HtmxHttpRequest, login_required
+from advisor import fleet, queries
+from advisor.web.auth import HtmxHttpRequest, login_required, visible
 from advisor.web.partial import page_or_fragment
 
 
@@ -30,9 +29,7 @@ def fleet_page(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 def drain(request: HtmxHttpRequest, pk: str) -> HttpResponse:
     _staff(request)
-    device = Device.objects.filter(pk=pk).first()
-    if device is None:
-        raise Http404("no such device")
+    device = visible(queries.device(pk), "device")
     if request.POST.get("action") == "undrain":
         fleet.undrain(device=device)
     else:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.paginator import Page
 from django.http import HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from advisor import queries, services
+from advisor import queries
 from advisor.engine.units import nbytes, rate, threads_text
+from advisor.ids import id_or
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
 from advisor.web.jobs import job_view
@@ -17,20 +19,19 @@ from advisor.web.partial import page_or_fragment
 from advisor.web.present import candidate_view, family_title
 
 
-@require_GET
-@login_required
-def history(request: HtmxHttpRequest) -> HttpResponse:
-    page = queries.recommendation_history(request.user, request.GET.get("page"))
-    context = {"page": page, "tab": "recommendations"}
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+def history_tab(request: HtmxHttpRequest, tab: str, page: Page[Any]) -> HttpResponse:
+    """One tab of the history page (advisor/history.html): a page of rows, newest first."""
+    return page_or_fragment(request, "advisor/history.html", "list", {"page": page, "tab": tab})
+
+
+# The history page's tabs, each read by its selector (the probes' tab: advisor/probe/views.py).
+TABS = {"recommendations": queries.recommendation_history, "calibrations": queries.calibration_history}
 
 
 @require_GET
 @login_required
-def calibration_history(request: HtmxHttpRequest) -> HttpResponse:
-    page = queries.calibration_history(request.user, request.GET.get("page"))
-    context = {"page": page, "tab": "calibrations"}
-    return page_or_fragment(request, "advisor/history.html", "list", context)
+def history(request: HtmxHttpRequest, tab: str = "recommendations") -> HttpResponse:
+    return history_tab(request, tab, TABS[tab](request.user, request.GET.get("page")))
 
 
 @require_GET
@@ -62,12 +63,13 @@ def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
             return None
         rec, index = found
         return _candidate_column(rec, index)
-    job = queries.calibration_for(user, int(ref)) if ref.isdigit() else None
+    pk = id_or(ref, None)
+    job = None if pk is None else queries.calibration_for(user, pk)
     return _device_column(job) if job is not None else None
 
 
 def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
-    payload = services.recommendation_payload(rec)
+    payload = queries.recommendation_payload(rec)
     cand = payload["candidates"][index]
     view = candidate_view(index, cand, rec.result["candidates"][index].get("estimate"))
     est = view["estimate"]

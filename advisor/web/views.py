@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
@@ -16,8 +16,9 @@ from django_htmx.http import HttpResponseStopPolling
 from advisor import engine, queries, services
 from advisor.accounts import signed_in
 from advisor.engine.rules import REFERENCES
-from advisor.models import CalibrationJob, Device, Recommendation
-from advisor.web.auth import HtmxHttpRequest, login_required
+from advisor.ids import id_or
+from advisor.models import CalibrationJob, Recommendation
+from advisor.web.auth import HtmxHttpRequest, login_required, visible
 from advisor.web.flowfig import flow_figure
 from advisor.web.forms import CalibrateForm
 from advisor.web.jobs import job_view
@@ -28,11 +29,8 @@ from advisor.web.present import diagrams, memory_notes, memory_rows, recommendat
 @require_GET
 @login_required
 def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    rec = queries.recommendation_for(request.user, pk)
-    if rec is None:
-        raise Http404("no such recommendation")
-    selected = request.GET.get("c", "0")
-    index = int(selected) if selected.isdigit() else 0
+    rec = visible(queries.recommendation_for(request.user, pk), "recommendation")
+    index = id_or(request.GET.get("c"), 0, least=0) or 0
     context = _recommendation_context(request, rec, index, form=None)
     return page_or_fragment(request, "advisor/recommendation.html", "candidate", context)
 
@@ -40,7 +38,7 @@ def recommendation(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def _recommendation_context(
     request: HttpRequest, rec: Recommendation, index: int, form: CalibrateForm | None
 ) -> dict[str, Any]:
-    view = recommendation_view(services.recommendation_payload(rec), rec.result)
+    view = recommendation_view(queries.recommendation_payload(rec), rec.result)
     index = min(max(index, 0), len(view["candidates"]) - 1)
     chosen = view["candidates"][index]
     chosen["diagrams"] = diagrams(chosen["c"])
@@ -86,9 +84,7 @@ def _optional_template(name: str) -> str | None:
 @require_POST
 @login_required
 def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
-    rec = queries.recommendation_for(request.user, pk)
-    if rec is None:
-        raise Http404("no such recommendation")
+    rec = visible(queries.recommendation_for(request.user, pk), "recommendation")
     devices = queries.online_devices()
     form = CalibrateForm(request.POST, devices=devices)
     if form.is_valid():
@@ -98,7 +94,7 @@ def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
                 owner=signed_in(request.user),
                 recommendation=rec,
                 candidate=data["candidate"],
-                device=Device.objects.get(pk=data["device"]),
+                device=next(d for d in devices if d.id == data["device"]),
                 batch_sizes=data["batch_sizes"] or [],
                 threads=data["threads"] or [],
                 time_limit_seconds=data["time_limit_seconds"],
@@ -118,9 +114,7 @@ def calibrate(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = queries.calibration_for(request.user, pk)
-    if job is None:
-        raise Http404("no such calibration")
+    job = visible(queries.calibration_for(request.user, pk), "calibration")
     context = {"job": job, "v": job_view(job)}
     return job_page(request, "advisor/calibration.html", context, finished=job.finished)
 
@@ -128,9 +122,7 @@ def calibration(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = queries.calibration_for(request.user, pk)
-    if job is None:
-        raise Http404("no such calibration")
+    job = visible(queries.calibration_for(request.user, pk), "calibration")
     message = ""
     try:
         job = services.cancel_calibration(job=job)
@@ -149,9 +141,7 @@ def cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 def measure_again(request: HttpRequest, pk: int) -> HttpResponse:
     """The same calibration queued again (offered where a sweep measured unreliably): its new page, or this
     one with the reason it was refused."""
-    job = queries.calibration_for(request.user, pk)
-    if job is None:
-        raise Http404("no such calibration")
+    job = visible(queries.calibration_for(request.user, pk), "calibration")
     try:
         again = services.measure_again(owner=signed_in(request.user), job=job)
     except services.CalibrationRefused as exc:

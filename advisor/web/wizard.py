@@ -61,7 +61,7 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
     if cpu is not None:
         data["cpu_cores"], data["cpu_threads"] = str(cpu["cores"]), str(cpu["threads"])
         go = "hardware"
-    device = Device.objects.filter(pk=data.get("use_device", "")).first()
+    device = queries.device(str(data.get("use_device", "")))
     if device is not None:
         for name in STEPS[2][2]:
             data[name] = ""

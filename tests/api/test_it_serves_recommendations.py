@@ -41,6 +41,23 @@ def test_it_creates_a_recommendation_with_the_contract_fields(api: APIClient, ta
             assert low < estimate[time] < high
 
 
+def test_it_records_the_engine_version_that_made_the_advice(
+    api: APIClient, tabular_spec: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each recommendation keeps the version it was made under: advice from before a rule changed (here, a
+    version bumped after the first POST) still says the older one, and rows from before versions say 0."""
+    first = api.post(URL, tabular_spec, format="json").json()
+    assert first["engine_version"] == engine.ENGINE_VERSION >= 1
+    monkeypatch.setattr(engine, "ENGINE_VERSION", engine.ENGINE_VERSION + 1)
+    second = api.post(URL, tabular_spec, format="json").json()
+    assert second["engine_version"] == first["engine_version"] + 1
+    assert api.get(f"{URL}{first['id']}/").json()["engine_version"] == first["engine_version"]
+    listed = {r["id"]: r["engine_version"] for r in api.get(URL).json()["results"]}
+    assert listed == {first["id"]: first["engine_version"], second["id"]: second["engine_version"]}
+    Recommendation.objects.filter(pk=first["id"]).update(engine_version=0)  # as the migration leaves old rows
+    assert api.get(f"{URL}{first['id']}/").json()["engine_version"] == 0
+
+
 def _set(spec: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     spec = copy.deepcopy(spec)
     *parents, leaf = path.split(".")

@@ -101,10 +101,14 @@ def test_a_spread_rank_whose_peers_run_goes_before_other_users(
     assert queueing.claim_order(device.pk)[0] == ("calibration", rank1.pk)
 
 
-def test_a_drained_device_claims_nothing_until_undrained(
-    user: Any, rec: Recommendation, device: Device
-) -> None:
-    (job,) = _queue(user, rec, device, 1)
+@pytest.fixture
+def job(user: Any, rec: Recommendation, device: Device) -> CalibrationJob:
+    """One calibration queued and sent on the device."""
+    (queued,) = _queue(user, rec, device, 1)
+    return queued
+
+
+def test_a_drained_device_claims_nothing_until_undrained(device: Device, job: CalibrationJob) -> None:
     fleet.drain(device=device)
     assert dispatch.run_next("calibration", job.pk) == "drained"
     job.refresh_from_db()
@@ -115,10 +119,7 @@ def test_a_drained_device_claims_nothing_until_undrained(
     assert not Device.objects.get(pk=device.pk).draining
 
 
-def test_a_message_whose_job_was_cancelled_finds_nothing_to_claim(
-    user: Any, rec: Recommendation, device: Device
-) -> None:
-    (job,) = _queue(user, rec, device, 1)
+def test_a_message_whose_job_was_cancelled_finds_nothing_to_claim(job: CalibrationJob) -> None:
     services.cancel_calibration(job=job)
     assert dispatch.run_next("calibration", job.pk) == "skipped"
 

@@ -66,12 +66,21 @@ def _swept(rec: Recommendation, device: Device, rows: list[tuple[int, int, float
     return job
 
 
+@pytest.fixture
+def batch(rec: Recommendation) -> int:
+    """The first candidate's training batch: the batch its measured estimate is made at."""
+    return int(rec.result["candidates"][0]["training"]["batch_size"])
+
+
+def _served(api: APIClient, job: CalibrationJob) -> dict[str, Any]:
+    body: dict[str, Any] = api.get(f"/api/v1/calibrations/{job.pk}/").json()
+    return body
+
+
 def test_the_fastest_configuration_is_not_the_headline_when_it_was_contended(
-    api: APIClient, rec: Recommendation, device: Device
+    api: APIClient, rec: Recommendation, device: Device, batch: int
 ) -> None:
-    batch = rec.result["candidates"][0]["training"]["batch_size"]
-    job = _swept(rec, device, [(batch, 1, 0.010, False), (batch, 2, 0.004, True)])
-    body = api.get(f"/api/v1/calibrations/{job.pk}/").json()
+    body = _served(api, _swept(rec, device, [(batch, 1, 0.010, False), (batch, 2, 0.004, True)]))
     assert body["status"] == "succeeded"
     marks = {r["threads"]: (r["unreliable"], r["unreliable_reasons"]) for r in body["results"]}
     assert marks == {1: (False, []), 2: (True, CONTENDED)}
@@ -90,11 +99,9 @@ def test_the_fastest_configuration_is_not_the_headline_when_it_was_contended(
 
 
 def test_a_sweep_of_unreliable_configurations_leaves_the_estimate_before_it(
-    api: APIClient, rec: Recommendation, device: Device
+    api: APIClient, rec: Recommendation, device: Device, batch: int
 ) -> None:
-    batch = rec.result["candidates"][0]["training"]["batch_size"]
-    job = _swept(rec, device, [(batch, 1, 0.010, True), (batch, 2, 0.030, True)])
-    body = api.get(f"/api/v1/calibrations/{job.pk}/").json()
+    body = _served(api, _swept(rec, device, [(batch, 1, 0.010, True), (batch, 2, 0.030, True)]))
     assert body["status"] == "succeeded" and body["error"] == ""
     assert body["estimate"] is None
     withheld = body["summary"]["withheld"]

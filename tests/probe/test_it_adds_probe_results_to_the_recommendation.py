@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from advisor import services, workers
+from advisor import queries, services, workers
 from advisor.probe.models import ProbeJob
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_it_adds_the_latest_probe_to_its_candidates(user: Any, tabular_spec: dict[str, Any]) -> None:
     rec = services.advise(owner=user, spec=tabular_spec)
-    assert all("accuracy_probe" not in c for c in services.recommendation_payload(rec)["candidates"])
+    assert all("accuracy_probe" not in c for c in queries.recommendation_payload(rec)["candidates"])
     (device,) = workers.register_devices(host="merge", worker="w", devices=[{"kind": "cpu", "name": "CPU"}])
     verdict = {
         "metric": "accuracy",
@@ -34,7 +34,7 @@ def test_it_adds_the_latest_probe_to_its_candidates(user: Any, tabular_spec: dic
         verdict=verdict,
         finished_at=timezone.now(),
     )
-    first = services.recommendation_payload(rec)["candidates"][0]
+    first = queries.recommendation_payload(rec)["candidates"][0]
     assert first["accuracy_probe"]["probe"] == job.pk
     assert first["accuracy_probe"]["score"] == 0.93
     assert first["accuracy_probe"]["time_to_target"] == {"epochs": 12}

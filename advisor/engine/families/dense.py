@@ -41,6 +41,15 @@ def _flat_front(shape: list[int]) -> list[Layer]:
     return [layer("Flatten")] if len(shape) > 1 else []
 
 
+def _relu_stack(shape: list[int], sizes: list[int], outputs: int) -> list[Layer]:
+    """The input flattened, Linear + ReLU per hidden size, a Linear to `outputs` (FFN, auto-encoder)."""
+    model, previous = _flat_front(shape), math.prod(shape)
+    for size in sizes:
+        model += [layer("Linear", in_features=previous, out_features=size), layer("ReLU")]
+        previous = size
+    return [*model, layer("Linear", in_features=previous, out_features=outputs)]
+
+
 def ffn_sizes(inputs: int, outputs: int, factor: float, *, deep: bool) -> list[int]:
     """size.ffn.hidden (W §III-B): every hidden layer >= max(inputs, outputs), the first widened by the
     capacity factor, never below SHALLOW_MIN_WIDTH; a deep FFN tapers by halves but never below those, nor
@@ -75,12 +84,7 @@ def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
     assert outputs is not None
     sizes = ffn_sizes(inputs, outputs, capacity(spec), deep=deep)
     width = sizes[0]
-    model: list[Layer] = _flat_front(shape)
-    previous = inputs
-    for size in sizes:
-        model += [layer("Linear", in_features=previous, out_features=size), layer("ReLU")]
-        previous = size
-    model.append(layer("Linear", in_features=previous, out_features=outputs))
+    model = _relu_stack(shape, sizes, outputs)
     reasons = [
         reason(
             "size.ffn.hidden",
@@ -147,12 +151,7 @@ def ae(spec: dict[str, Any], *, deep: bool) -> Draft:
     sizes = (
         [max(code + 1, (inputs + code) // 2), code, max(code + 1, (inputs + code) // 2)] if deep else [code]
     )
-    model: list[Layer] = _flat_front(shape)
-    previous = inputs
-    for size in sizes:
-        model += [layer("Linear", in_features=previous, out_features=size), layer("ReLU")]
-        previous = size
-    model.append(layer("Linear", in_features=previous, out_features=inputs))
+    model = _relu_stack(shape, sizes, inputs)
     if len(shape) > 1:
         model.append(layer("Reshape", shape=list(shape)))
     reasons = [

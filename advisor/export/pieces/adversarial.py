@@ -36,6 +36,33 @@ def check_shapes(
     assert tuple(verdicts.shape[1:]) == config.output_shape, verdicts.shape
 
 
+def update(
+    generator: nn.Module,
+    discriminator: nn.Module,
+    opt_g: torch.optim.Optimizer,
+    opt_d: torch.optim.Optimizer,
+    real: torch.Tensor,
+    z: torch.Tensor,
+) -> torch.Tensor:
+    """One step of both networks on a batch of real examples and one of noise `z`:
+    the discriminator's, then the generator's through it. Returns the sum of losses."""
+    fake = generator(z).reshape(real.shape)
+    opt_d.zero_grad(set_to_none=True)
+    d_real = discriminator(real)
+    d_fake = discriminator(fake.detach())
+    loss_d = F.binary_cross_entropy_with_logits(
+        d_real, torch.ones_like(d_real)
+    ) + F.binary_cross_entropy_with_logits(d_fake, torch.zeros_like(d_fake))
+    loss_d.backward()
+    opt_d.step()
+    opt_g.zero_grad(set_to_none=True)
+    d_on_fake = discriminator(fake)
+    loss_g = F.binary_cross_entropy_with_logits(d_on_fake, torch.ones_like(d_on_fake))
+    loss_g.backward()
+    opt_g.step()
+    return loss_d + loss_g
+
+
 def make_step(nets: dict[str, nn.Module], config: Config) -> Step:
     generator, discriminator = nets["generator"], nets["discriminator"]
     opt_g = make_optimizer(generator.parameters(), config)
@@ -43,23 +70,8 @@ def make_step(nets: dict[str, nn.Module], config: Config) -> Step:
 
     def step(batch: Batch) -> torch.Tensor:
         real = batch[0]
-        fake = generator(noise(config, len(real), real.device)).reshape(real.shape)
-        opt_d.zero_grad(set_to_none=True)
-        d_real = discriminator(real)
-        d_fake = discriminator(fake.detach())
-        loss_d = F.binary_cross_entropy_with_logits(
-            d_real, torch.ones_like(d_real)
-        ) + F.binary_cross_entropy_with_logits(d_fake, torch.zeros_like(d_fake))
-        loss_d.backward()
-        opt_d.step()
-        opt_g.zero_grad(set_to_none=True)
-        d_on_fake = discriminator(fake)
-        loss_g = F.binary_cross_entropy_with_logits(
-            d_on_fake, torch.ones_like(d_on_fake)
-        )
-        loss_g.backward()
-        opt_g.step()
-        return loss_d + loss_g
+        z = noise(config, len(real), real.device)
+        return update(generator, discriminator, opt_g, opt_d, real, z)
 
     return step
 

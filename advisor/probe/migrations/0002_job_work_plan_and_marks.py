@@ -2,19 +2,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("probe", "0001_initial"),
-    ]
+    """A probe's work plan and progress marks (advisor/forecasts.py)."""
 
+    dependencies = [("probe", "0001_initial")]
     operations = [
-        migrations.AddField(
-            model_name="probejob",
-            name="marks",
-            field=models.JSONField(blank=True, default=list),
-        ),
-        migrations.AddField(
-            model_name="probejob",
-            name="work_plan",
-            field=models.JSONField(blank=True, null=True),
-        ),
+        migrations.AddField("probejob", "marks", models.JSONField(blank=True, default=list)),
+        migrations.AddField("probejob", "work_plan", models.JSONField(blank=True, null=True)),
     ]
