@@ -1,14 +1,18 @@
-"""What workers do about themselves: announce devices, beat, and look after every kind of job on their
-queues (recover orphans, resend the outbox; the machinery is advisor/jobs.py)."""
+"""What workers do about themselves: announce devices, beat, look after every kind of job on their queues
+(recover orphans, resend the outbox; the machinery is advisor/jobs.py), and profile their idle devices again
+(advisor/profiles.py keeps the median of the latest trusted profiles)."""
 
 from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
+from advisor import queueing
+from advisor.engine.profile import trusted
 from advisor.jobs import JobKind, reap_orphans, resend_unsent
 from advisor.models import Device
 from advisor.probe.services import PROBES
@@ -69,3 +73,41 @@ def device_queue(device_id: str) -> str:
 
 def heartbeat(*, device_ids: list[str]) -> None:
     Device.objects.filter(id__in=device_ids).update(last_seen=timezone.now())
+
+
+# the task a worker sends to its own device queue to profile the device again: it runs between jobs, never
+# beside one (the queue's concurrency is 1), so that neither times the other
+REFRESH_TASK = "advisor.refresh_profile"
+# after a profile taken under contention (not trusted) the worker tries again after this share of the period
+UNTRUSTED_RETRY = 0.25
+
+
+def reprofile_due(device: Device, *, now: datetime, every: float) -> bool:
+    """Whether the device is due to be profiled again: it has a profile, its latest profiling (trusted or
+    not) is `every` seconds old (UNTRUSTED_RETRY of that after an untrusted one), and no job waits or runs
+    on it. `every` 0: never."""
+    if every <= 0 or not device.profile:
+        return False
+    latest = (device.profile_history or [device.profile])[-1]
+    age = (now - datetime.fromisoformat(str(latest["profiled_at"]))).total_seconds()
+    wait = every if trusted(latest) else every * UNTRUSTED_RETRY
+    return age >= wait and queueing.idle(device.pk)
+
+
+def reprofile_idle(
+    *, device_ids: list[str], now: datetime, every: float, sent: dict[str, float]
+) -> list[str]:
+    """Send the refresh task to each device due (reprofile_due) unless one was sent less than a retry's
+    wait ago (`sent`: device id -> when, the beat's own memory); the ids sent to."""
+    from advisor.celery import app
+
+    done = []
+    for device in Device.objects.filter(id__in=device_ids):
+        last = sent.get(device.pk)
+        if last is not None and now.timestamp() - last < every * UNTRUSTED_RETRY:
+            continue
+        if reprofile_due(device, now=now, every=every):
+            app.send_task(REFRESH_TASK, args=[device.pk], queue=device.queue)
+            sent[device.pk] = now.timestamp()
+            done.append(device.pk)
+    return done

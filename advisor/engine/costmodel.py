@@ -80,10 +80,13 @@ def _layer_seconds(
     # the profile's curves time forward + backward with the input's gradient (three products of the
     # forward's size); a first layer fed by data skips that one (two products)
     share = 1.0 if input_grad else NO_INPUT_GRAD_SHARE
-    if kind.cost == PRODUCT:
-        return out, max(share * interpolate(rates["linear"], batch * flops), memory), 0.0
-    if kind.cost == CD1_PRODUCT:  # without autograd: no autograd node's launch cost below the curve
-        return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
+    if kind.cost in (PRODUCT, CD1_PRODUCT):
+        # a product's work on the curve: its FLOPs plus its weights' own cost, in FLOPs (packing and
+        # streaming them whatever the batch: profile.ThreadProfile.product_weight_work)
+        work = batch * flops + rates.get("product_weight_work", 0.0) * params
+        # CD-1's products run without autograd: no autograd node's launch cost below the curve
+        seconds = interpolate(rates["linear"], work, launch=kind.cost == PRODUCT)
+        return out, max(share * seconds, memory), 0.0
     if kind.cost == CONVOLUTION:
         return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
     if kind.cost == TEMPORAL_CONVOLUTION:
