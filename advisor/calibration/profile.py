@@ -29,7 +29,7 @@ from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
-from advisor.engine.costmodel import LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
+from advisor.engine.costmodel import CELL_STEPS, LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
 from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
@@ -64,6 +64,7 @@ LSTM_SIZES = (
     (64, 256, 256),
 )  # (batch, input, hidden) of one layer; 8 steps
 LSTM_STEPS = SEQUENCE_STEPS
+CELL_LONG_STEPS = CELL_STEPS  # the same cells again over more steps: a call's fixed part and per-step part
 LONG_STEPS = LONG_SEQUENCE_STEPS  # the sequence over which per-step growth is measured
 VALUES = (1_000, 30_000, 300_000, 3_000_000)
 # up to weights four times the last-level cache (12 M parameters: Adam's four tensors, 192 MB), where the
@@ -234,6 +235,7 @@ def _at_threads(
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
     linear, conv, conv1d, recurrent, simple, elementwise = [], [], [], [], [], []
+    recurrent_long, simple_long = [], []
     products = sorted((*LINEAR_SIZES, THIN_LINEAR), key=math.prod)
     for b, i, o in [*products, *(CUDA_LINEAR_SIZES if cuda else ())]:
         x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
@@ -248,10 +250,13 @@ def _at_threads(
         conv1d.append((2.0 * b * ch * steps * ch * k, each(partial(_fwd_bwd, causal, x, sync, r))))
     for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
+        longer = torch.rand(b, CELL_LONG_STEPS, i, device=dev, requires_grad=True)
         lstm, rnn = nn.LSTM(i, h, batch_first=True).to(dev), nn.RNN(i, h, batch_first=True).to(dev)
         per_step = 2.0 * b * 4 * h * (i + h)
         recurrent.append((per_step, each(partial(_fwd_bwd, lstm, x, sync, r))))
+        recurrent_long.append((per_step, each(partial(_fwd_bwd, lstm, longer, sync, r))))
         simple.append((per_step / 4, each(partial(_fwd_bwd, rnn, x, sync, r))))
+        simple_long.append((per_step / 4, each(partial(_fwd_bwd, rnn, longer, sync, r))))
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
@@ -290,6 +295,8 @@ def _at_threads(
             "conv1d": [[size, net(t[count])] for size, t in conv1d],
             "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
             PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
+            "recurrent_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in recurrent_long],
+            "rnn_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in simple_long],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {

@@ -54,6 +54,7 @@ _CD1_SHARE = 5 / 3
 NO_INPUT_GRAD_SHARE = 2 / 3
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
+CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,16 @@ def _layer_seconds(
     if kind.cost in (GATED_CELL, PLAIN_CELL):
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells
-        cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        curve = rates[PLAIN_CELL_CURVE] if kind.cost == PLAIN_CELL else rates["recurrent"]
-        longer = _sequence_share(rates, int(shape[0]))
-        return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
+        calls = args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
+        cells = shape[0] * calls
+        if kind.cost == PLAIN_CELL:
+            short, long = rates[PLAIN_CELL_CURVE], rates.get("rnn_long")
+        else:
+            short, long = rates["recurrent"], rates.get("recurrent_long")
+        work = batch * flops / max(1, cells)
+        if long and not rates.get("sequence_line"):
+            return out, calls * _call_seconds(short, long, work, int(shape[0])), 0.0
+        return out, _sequence_share(rates, int(shape[0])) * cells * interpolate(short, work), 0.0
     if kind.cost == VIEW:  # no kernel worth counting
         return out, 0.0, 0.0
     if kind.cost == LOOKUP:
@@ -125,6 +132,19 @@ def _branches_seconds(
     out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
     extra = interpolate(rates["elementwise"], batch * math.prod(out))
     return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
+
+
+def _call_seconds(short: list[list[float]], long: list[list[float]], work: float, steps: int) -> float:
+    """One call of a recurrent layer over `steps` time steps of `work` FLOPs each: a fixed part (setting up
+    the kernel, reordering the weights forward and backward, summing their gradients) plus a part per step,
+    the line through the profile's calls of the same size at SEQUENCE_STEPS and CELL_STEPS steps. The 8-step
+    cells alone, charged per step, priced the generated specs' LSTMs of 36-131 steps 20-65% high at one
+    thread, the fixed part of a call spread over 8 steps instead of all of them
+    (bench/results/generalise_amd-epyc-2c_build/README.md)."""
+    a, b = SEQUENCE_STEPS * interpolate(short, work), CELL_STEPS * interpolate(long, work)  # whole calls
+    per_step = max(0.0, (b - a) / (CELL_STEPS - SEQUENCE_STEPS))
+    fixed = max(0.0, a - SEQUENCE_STEPS * per_step)
+    return fixed + steps * per_step
 
 
 def _sequence_share(rates: ThreadProfile, steps: int) -> float:

@@ -27,7 +27,8 @@ from advisor.contract import Contention, Unreliability
 # (bench/results/curves_amd-epyc-2c/README.md)
 # 7: the contention seen while profiling (an untrusted profile), a thin product beside the largest one (the
 # weights' own cost: product_weight_work, the linear curve keyed by FLOPs plus it x weights), the optimisers
-# at 12 M parameters (bench/results/generalise_amd-epyc-2c_build/README.md)
+# at 12 M parameters, each recurrent cell's calls at 128 steps too (a call's fixed part and its part per step)
+# (bench/results/generalise_amd-epyc-2c_build/README.md)
 PROFILE_VERSION = 7
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
@@ -48,6 +49,10 @@ class ThreadProfile(TypedDict):
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,
     # seconds of its forward + backward]
     rnn: list[list[float]]  # the same for a plain (tanh) RNN
+    # the same cells' calls over costmodel.CELL_STEPS steps (version >= 7): with the 8-step ones, a call's
+    # fixed part and its part per step, per size (costmodel._call_seconds)
+    recurrent_long: NotRequired[list[list[float]]]
+    rnn_long: NotRequired[list[list[float]]]
     elementwise: list[list[float]]  # [values of a batch, seconds of forward + backward of one activation]
     optimizer: dict[str, list[list[float]]]  # "sgd" | "adam" -> [parameters, seconds of one step()]
     optimizer_tensor_seconds: dict[str, float]  # extra seconds per parameter tensor

@@ -3,7 +3,6 @@ processor changed; the advise command's --device; estimates say their basis and 
 
 from __future__ import annotations
 
-import copy
 import json
 import pickle
 from pathlib import Path
@@ -22,7 +21,7 @@ from advisor.engine.profile import DeviceProfile
 from advisor.engine.wholesteps import WHOLE_STEPS
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 from tests.conftest import advise_command
-from tests.engine.profiles import synthetic_profile
+from tests.engine.profiles import scaled, synthetic_profile
 
 pytestmark = pytest.mark.django_db
 
@@ -184,16 +183,7 @@ def test_a_time_model_fitted_on_another_feature_set_is_not_used(tabular_spec: di
 
 def _scaled(factor: float, **extra: Any) -> DeviceProfile:
     """The synthetic profile with every curve's seconds times `factor`, and `extra` fields."""
-    profile = copy.deepcopy(synthetic_profile())
-
-    def times(curve: list[list[float]]) -> list[list[float]]:
-        return [[w, s * factor] for w, s in curve]
-
-    for rates in profile["threads"].values():
-        rates["linear"], rates["conv"] = times(rates["linear"]), times(rates["conv"])
-        rates["recurrent"], rates["rnn"] = times(rates["recurrent"]), times(rates["rnn"])
-        rates["elementwise"] = times(rates["elementwise"])
-    return cast(DeviceProfile, {**profile, **extra})
+    return cast(DeviceProfile, {**scaled(synthetic_profile(), factor), **extra})
 
 
 def _linear(device: Device) -> list[float]:
