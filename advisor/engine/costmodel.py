@@ -52,6 +52,11 @@ _CD1_SHARE = 5 / 3
 # forward + backward of a product whose input needs no gradient: the forward and the weight's gradient, two
 # of the three products the profile timed
 NO_INPUT_GRAD_SHARE = 2 / 3
+# a loss's forward + backward over the values it reads, in passes of the element-wise curve (a ReLU's forward
+# + backward of as many values): cross-entropy and MSE 1.3-1.8, binary cross-entropy 2.5-4 (0.8-11 M values;
+# bench/results/generalise_amd-epyc-2c_build/README.md). A next-token model's cross-entropy over steps x
+# vocabulary took a fifth of its step; the others are small beside their layers
+LOSS_PASSES = {"cross_entropy": 1.5, "mse": 1.5, "bce": 3.5}
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
 CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
@@ -222,13 +227,21 @@ class _Costing:
         self.nets = candidate["networks"]
         self.optimizer = str(candidate["training"].get("optimizer") or "sgd")
         self.base = rates["step_seconds"]
+        self.outputs: dict[str, int] = {}  # values of each network's output, per example
 
     def fwd_bwd(self, network: str, input_grad: bool = False) -> tuple[float, float]:
         """A network's (compute, other) seconds; its input is data (no gradient) unless another network
         produced it under autograd."""
         shape = roles.network_input(self.c, network)
-        _, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
+        out, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
+        self.outputs[network] = math.prod(out)
         return c, o
+
+    def loss(self, network: str, name: str) -> float:
+        """The loss's forward + backward on a network's output (fwd_bwd walked it); its launch is in the
+        step's fixed cost, so below the curve's smallest point only in proportion."""
+        values = self.batch * self.outputs.get(network, 0)
+        return LOSS_PASSES.get(name, 0.0) * interpolate(self.rates["elementwise"], values, launch=False)
 
     def input_grad_extra(self, network: str) -> float:
         """What its first layer with parameters adds when the network's input needs its gradient (walking
@@ -249,7 +262,8 @@ class _Costing:
 
 def _backprop(s: _Costing) -> tuple[float, float]:
     compute, other = s.fwd_bwd(roles.MODEL)
-    other += s.opt(roles.MODEL) + s.base
+    loss = str(s.c["training"].get("loss") or "")
+    other += s.loss(roles.MODEL, loss) + s.opt(roles.MODEL) + s.base
     return compute, other
 
 
@@ -266,7 +280,10 @@ def _variational(s: _Costing) -> tuple[float, float]:
     dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
     latent = s.batch * int(s.c["io"]["latent_size"])
     sample = 8 * interpolate(s.rates["elementwise"], latent)
-    return ec + dc, eo + do + sample + s.opt(roles.ENCODER, roles.DECODER) + s.base
+    decoder = s.nets[roles.DECODER]
+    # the reconstruction's loss: binary cross-entropy behind a sigmoid, else MSE (calibration.steps)
+    loss = s.loss(roles.DECODER, "bce" if decoder and decoder[-1]["kind"] == "Sigmoid" else "mse")
+    return ec + dc, eo + do + sample + loss + s.opt(roles.ENCODER, roles.DECODER) + s.base
 
 
 def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:

@@ -444,3 +444,19 @@ def test_profiles_merge_point_by_point_into_their_median() -> None:
     older = {**scaled(PROFILE, 10.0), "version": PROFILE["version"] - 1}
     assert merge([older, one]) == {**one, "merged": 1}
     assert trusted(one) and not trusted({**one, "unreliable_reasons": [{"code": "runnable", "text": ""}]})
+
+
+@pytest.mark.parametrize(("loss", "passes"), [("cross_entropy", 1.5), ("mse", 1.5), ("cd1", 0.0)])
+def test_a_loss_costs_passes_over_the_values_it_reads(loss: str, passes: float) -> None:
+    """A next-token model's cross-entropy over steps x vocabulary is a fifth of its step: the loss is
+    charged as passes of the element-wise curve over the network's output."""
+    rates = PROFILE["threads"]["1"]
+    per_step = {"kind": "Linear", "args": {"in_features": 64, "out_features": 5000}}
+    network = {**_ffn([per_step], [40, 64]), "training": {"loss": loss}}
+    quiet = {**network, "training": {"loss": "none"}}
+    charged = step_cost(network, batch_size=32, threads=1, profile=PROFILE)
+    bare = step_cost(quiet, batch_size=32, threads=1, profile=PROFILE)
+    factor = rates.get("step_factor", 1.0)
+    expected = passes * interpolate(rates["elementwise"], 32 * 40 * 5000, launch=False)
+    assert charged.other - bare.other == pytest.approx(factor * expected)
+    assert charged.compute == bare.compute
