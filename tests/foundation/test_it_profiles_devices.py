@@ -233,14 +233,16 @@ def test_a_device_profiled_only_under_contention_keeps_that_profile_alone() -> N
 
 
 @pytest.mark.parametrize(
-    ("age_s", "untrusted", "queued", "every", "due"),
+    ("age_s", "untrusted", "earlier", "queued", "every", "due"),
     [
-        (100.0, False, False, 3600.0, False),  # profiled 100 s ago
-        (4000.0, False, False, 3600.0, True),
-        (1000.0, True, False, 3600.0, True),  # the latest was under contention: a quarter of the wait
-        (800.0, True, False, 3600.0, False),
-        (4000.0, False, True, 3600.0, False),  # a job waits: jobs first
-        (4000.0, False, False, 0.0, False),  # re-profiling off
+        (100.0, False, 2, False, 3600.0, False),  # profiled 100 s ago, three trusted profiles
+        (4000.0, False, 2, False, 3600.0, True),
+        (1000.0, False, 2, False, 3600.0, False),
+        (1000.0, False, 0, False, 3600.0, True),  # fewer than three trusted: a quarter of the wait
+        (1000.0, True, 2, False, 3600.0, True),  # the latest was under contention: a quarter too
+        (800.0, True, 2, False, 3600.0, False),
+        (4000.0, False, 2, True, 3600.0, False),  # a job waits: jobs first
+        (4000.0, False, 2, False, 0.0, False),  # re-profiling off
     ],
 )
 def test_a_worker_profiles_its_device_again_when_due_and_idle(
@@ -248,6 +250,7 @@ def test_a_worker_profiles_its_device_again_when_due_and_idle(
     tabular_spec: dict[str, Any],
     age_s: float,
     untrusted: bool,
+    earlier: int,
     queued: bool,
     every: float,
     due: bool,
@@ -257,11 +260,14 @@ def test_a_worker_profiles_its_device_again_when_due_and_idle(
     from django.utils import timezone
 
     now = timezone.now()
+    device = _device("due")
+    for i in range(earlier):  # trusted profiles taken before, a day apart
+        taken = (now - timedelta(days=earlier - i)).isoformat()
+        device = profiles.record_profile(device=device, profile=_scaled(1.0, profiled_at=taken))
     taken = (now - timedelta(seconds=age_s)).isoformat()
     reasons = [{"code": "steal", "text": "the hypervisor"}] if untrusted else []
     device = profiles.record_profile(
-        device=_device("due"),
-        profile=_scaled(1.0, profiled_at=taken, unreliable_reasons=reasons),
+        device=device, profile=_scaled(1.0, profiled_at=taken, unreliable_reasons=reasons)
     )
     if queued:
         CalibrationJob.objects.create(
