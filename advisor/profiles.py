@@ -11,6 +11,7 @@ import logging
 import os
 import pickle
 import socket
+import subprocess
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -65,14 +66,19 @@ def record_profile(*, device: Device, profile: DeviceProfile) -> Device:
     return store_profile(device=device, profile=merge(kept) if kept else profile)
 
 
+# a profile takes 15-25 s on a quiet 2-core VM; at load 10 one took 174 s (bench/results/
+# generalise_amd-epyc-2c_build/README.md): untrusted then, but at a worker's start better than none
+PROFILE_TIMEOUT = 300.0
+
+
 def profile_now(device: Device, *, threads: list[int] | None = None) -> DeviceProfile | None:
-    """The device profiled in a child process; None (logged) where profiling failed."""
+    """The device profiled in a child process; None (logged) where profiling failed or timed out."""
     from advisor.calibration.profile import profile_in_child
 
     try:
         name = f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu"
-        return profile_in_child(name, threads=threads)
-    except (RuntimeError, OSError, ValueError) as exc:
+        return profile_in_child(name, threads=threads, timeout=PROFILE_TIMEOUT)
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
         log.warning("could not profile %s: %s", device.pk, exc)
         return None
 

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.generalise_specs import BUILD_SEED, EVALUATION_SEED, configurations
+from bench.generalise_specs import BUILD_SEED, EVALUATION_SEED, Configuration, configurations
 from bench.machine import describe, finish, machine_slug, write_result
 from bench.shi2016 import Progress, reexec_with_allocator
 
@@ -63,6 +63,19 @@ def _measured(m: dict[str, Any]) -> dict[str, Any]:
         "cpu_share": c.get("cpu_share"),
         "runnable_above_cpus": c.get("runnable_above_cpus"),
         "steal_share": c.get("steal_share"),
+    }
+
+
+def saved_configuration(c: Configuration) -> dict[str, Any]:
+    """What run.json keeps of a configuration: enough to score it again without the generator."""
+    return {
+        "name": c.name,
+        "family": c.family,
+        "task": c.spec["task"],
+        "spec": c.spec,
+        "index": c.index,
+        "batch": c.batch,
+        "candidate": {k: c.candidate.get(k) for k in KEPT},
     }
 
 
@@ -114,18 +127,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
         if args.seed == BUILD_SEED
         else "other",
         "threads": threads,
-        "configurations": [
-            {
-                "name": c.name,
-                "family": c.family,
-                "task": c.spec["task"],
-                "spec": c.spec,
-                "index": c.index,
-                "batch": c.batch,
-                "candidate": {k: c.candidate.get(k) for k in KEPT},
-            }
-            for c in configs
-        ],
+        "configurations": [saved_configuration(c) for c in configs],
         "crashes": drawn.crashes,
         "profiles": profiles,
         "runs": runs,

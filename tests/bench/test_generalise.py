@@ -94,18 +94,7 @@ def _run(factor_1: float, factor_2: float, profiles: list[DeviceProfile]) -> dic
         "seed": SEEDS[0],
         "seed_is": "other",
         "threads": [1, 2],
-        "configurations": [
-            {
-                "name": c.name,
-                "family": c.family,
-                "task": c.spec["task"],
-                "spec": c.spec,
-                "index": c.index,
-                "batch": c.batch,
-                "candidate": {k: c.candidate.get(k) for k in generalise.KEPT},
-            }
-            for c in drawn
-        ],
+        "configurations": [generalise.saved_configuration(c) for c in drawn],
         "crashes": [],
         "profiles": profiles,
         "runs": runs,

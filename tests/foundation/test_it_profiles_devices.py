@@ -232,6 +232,18 @@ def test_a_device_profiled_only_under_contention_keeps_that_profile_alone() -> N
     assert device.profile is not None and device.profile["unreliable_reasons"] == contended
 
 
+def _job(user: Any, spec: dict[str, Any], device: Device, status: str) -> CalibrationJob:
+    return CalibrationJob.objects.create(
+        owner=user,
+        recommendation=services.advise(owner=user, spec=spec),
+        device=device,
+        batch_sizes=[16],
+        threads=[1],
+        time_limit_seconds=60,
+        status=status,
+    )
+
+
 @pytest.mark.parametrize(
     ("age_s", "untrusted", "earlier", "queued", "every", "due"),
     [
@@ -270,15 +282,7 @@ def test_a_worker_profiles_its_device_again_when_due_and_idle(
         device=device, profile=_scaled(1.0, profiled_at=taken, unreliable_reasons=reasons)
     )
     if queued:
-        CalibrationJob.objects.create(
-            owner=user,
-            recommendation=services.advise(owner=user, spec=tabular_spec),
-            device=device,
-            batch_sizes=[16],
-            threads=[1],
-            time_limit_seconds=60,
-            status=CalibrationJob.QUEUED,
-        )
+        _job(user, tabular_spec, device, CalibrationJob.QUEUED)
     assert workers.reprofile_due(device, now=now, every=every) is due
     sent: dict[str, float] = {}
     assert workers.reprofile_idle(device_ids=[device.pk], now=now, every=every, sent=sent) == (
@@ -290,15 +294,7 @@ def test_a_worker_profiles_its_device_again_when_due_and_idle(
 
 def test_a_refresh_waits_for_the_jobs_of_its_device(user: Any, tabular_spec: dict[str, Any]) -> None:
     device = _device("refresh", dict(synthetic_profile()))
-    CalibrationJob.objects.create(
-        owner=user,
-        recommendation=services.advise(owner=user, spec=tabular_spec),
-        device=device,
-        batch_sizes=[16],
-        threads=[1],
-        time_limit_seconds=60,
-        status=CalibrationJob.RUNNING,
-    )
+    _job(user, tabular_spec, device, CalibrationJob.RUNNING)
     assert tasks.refresh_profile(device.pk) is None  # not profiled beside a running job
     device.refresh_from_db()
     assert device.profile_history == []
