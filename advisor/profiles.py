@@ -66,8 +66,9 @@ def record_profile(*, device: Device, profile: DeviceProfile) -> Device:
     return store_profile(device=device, profile=merge(kept) if kept else profile)
 
 
-# a profile takes 15-25 s on a quiet 2-core VM; at load 10 one took 174 s (bench/results/
-# generalise_amd-epyc-2c_build/README.md): untrusted then, but at a worker's start better than none
+# a profile took 15-17 s on a quiet 2-core VM before version 7 (which adds a few points); at load 10 a
+# version 7 one took 174 s (bench/results/generalise_amd-epyc-2c_build/README.md): untrusted then, but at a
+# worker's start better than none
 PROFILE_TIMEOUT = 300.0
 
 

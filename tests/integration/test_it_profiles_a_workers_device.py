@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp_path: Path) -> None:
     worker = WorkerProcess(tmp_path, env={"WORKER_PROFILE_DEVICES": "1"})
-    # ready only after profiling, never during a job: 15-25 s quiet, minutes on a busy machine
+    # ready only after profiling, never during a job: seconds quiet, minutes on a busy machine
     worker.start(timeout=profiles.PROFILE_TIMEOUT + 60)
     try:
         device = Device.objects.get(pk=worker.device_id)
