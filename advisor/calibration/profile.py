@@ -174,12 +174,13 @@ def _optimizer_seconds(
 
 def weight_work(thin: float, thick: float, thin_batch: int, thick_batch: int) -> float:
     """FLOPs a weight costs, from one product at two batches: thin / thick = (2 b1 + k) / (2 b2 + k) per
-    weight, clamped to 0..2 b2; 0 where the thin one measured no faster than the thick one (a burst of other
-    work: the median of a device's profiles takes it out)."""
+    weight, clamped to 0..b2 / 2 (measured 40-64 on a 2-core EPYC; a busy machine's 2-thread points gave
+    thousands); 0 where the thin one measured no faster than the thick one (a burst of other work: the
+    median of a device's profiles takes it out)."""
     ratio = thin / thick if thick > 0 else 1.0
     if ratio >= 1.0:
         return 0.0
-    return min(2.0 * thick_batch, max(0.0, (2 * thick_batch * ratio - 2 * thin_batch) / (1.0 - ratio)))
+    return min(thick_batch / 2, max(0.0, (2 * thick_batch * ratio - 2 * thin_batch) / (1.0 - ratio)))
 
 
 def product_work(shape: tuple[int, int, int], kappa: float) -> float:
