@@ -50,6 +50,9 @@ class Device(models.Model):
         max_length=100, blank=True
     )  # of the profile: a new torch needs a new one
     processor = models.CharField(max_length=300, blank=True)  # the profiled processor or GPU model
+    # its latest profiles, newest last, untrusted ones (taken under contention) too: `profile` is the median
+    # of the trusted ones (advisor/profiles.py record_profile, engine.profile.merge)
+    profile_history = models.JSONField(default=list, blank=True)
     registered_at = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
     # drained by staff (the fleet page): its worker ends the job it runs, then claims none until undrained

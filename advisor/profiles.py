@@ -1,5 +1,7 @@
-"""Device profiles: measured once per device (and again after a torch or processor change), stored on its
-`Device` row, handed to the engine as plain data so that estimates before any calibration are "profiled"."""
+"""Device profiles: measured when a worker starts on a device without a current one (and again after a torch
+or processor change), then again while the device is idle (advisor/workers.py), stored on its `Device` row as
+the median of its latest trusted profiles, handed to the engine as plain data so that estimates before any
+calibration are "profiled"."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import logging
 import os
 import pickle
 import socket
+import subprocess
 from collections.abc import Iterable
 from typing import Any, cast
 
-from advisor import engine
+from advisor import engine, queueing
 from advisor.engine.learned import FEATURES, Correction, Validation, fit_correction
-from advisor.engine.profile import DeviceProfile, is_current
+from advisor.engine.profile import DeviceProfile, is_current, merge, trusted
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 
 log = logging.getLogger(__name__)
@@ -31,12 +34,54 @@ class UnknownDevice(Exception):
 # --- writes ------------------------------------------------------------------------------------------------
 
 
+# profiles a device keeps: its estimates read the median of the trusted ones. A single profile's 2-thread
+# points moved by tens of percent from one profiling to the next on a shared 2-core VM
+# (bench/results/generalise_amd-epyc-2c_build/README.md)
+PROFILE_HISTORY = 5
+
+
 def store_profile(*, device: Device, profile: DeviceProfile) -> Device:
     device.profile = dict(profile)
     device.torch_version = profile["torch"]
     device.processor = profile["processor"]
-    device.save(update_fields=["profile", "torch_version", "processor"])
+    device.save(update_fields=["profile", "torch_version", "processor", "profile_history"])
     return device
+
+
+def record_profile(*, device: Device, profile: DeviceProfile) -> Device:
+    """A new profile into the device's history (its latest PROFILE_HISTORY of the same version, torch and
+    processor): the stored profile becomes the median of the trusted ones (engine.profile.merge). One taken
+    under contention (its `unreliable_reasons`) is kept in the history, to say when the device was last
+    profiled, but not merged; where none is trusted the newest stands alone, so that estimates have a
+    profile, and the worker profiles again sooner (workers.reprofile_due)."""
+    same = (profile["version"], profile["kind"], profile["processor"], profile["torch"])
+    earlier = [
+        p
+        for p in cast(list[DeviceProfile], device.profile_history or [])
+        if (p.get("version"), p.get("kind"), p.get("processor"), p.get("torch")) == same
+    ]
+    history = [*earlier, profile][-PROFILE_HISTORY:]
+    device.profile_history = [dict(p) for p in history]
+    kept = [p for p in history if trusted(p)]
+    return store_profile(device=device, profile=merge(kept) if kept else profile)
+
+
+# a profile took 15-17 s on a quiet 2-core VM before version 7 (which adds a few points); at load 10 a
+# version 7 one took 174 s (bench/results/generalise_amd-epyc-2c_build/README.md): untrusted then, but at a
+# worker's start better than none
+PROFILE_TIMEOUT = 300.0
+
+
+def profile_now(device: Device, *, threads: list[int] | None = None) -> DeviceProfile | None:
+    """The device profiled in a child process; None (logged) where profiling failed or timed out."""
+    from advisor.calibration.profile import profile_in_child
+
+    try:
+        name = f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu"
+        return profile_in_child(name, threads=threads, timeout=PROFILE_TIMEOUT)
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as exc:
+        log.warning("could not profile %s: %s", device.pk, exc)
+        return None
 
 
 def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = None) -> list[Device]:
@@ -45,21 +90,25 @@ def profile_devices(devices: Iterable[Device], *, threads: list[int] | None = No
     import torch
 
     from advisor.calibration.devices import cpu_model_name
-    from advisor.calibration.profile import profile_in_child
 
     done = []
     for device in devices:
         processor = cpu_model_name() if device.kind == "cpu" else device.name
         if is_current(device.profile, torch_version=torch.__version__, processor=processor):
             continue
-        try:
-            name = f"{device.kind}:{device.index}" if device.kind == "cuda" else "cpu"
-            profile = profile_in_child(name, threads=threads)
-        except (RuntimeError, OSError, ValueError) as exc:
-            log.warning("could not profile %s: %s", device.pk, exc)
-            continue
-        done.append(store_profile(device=device, profile=profile))
+        profile = profile_now(device, threads=threads)
+        if profile is not None:
+            done.append(record_profile(device=device, profile=profile))
     return done
+
+
+def refresh_profile(*, device: Device) -> Device | None:
+    """Profile the idle device again (the worker's task, advisor/workers.py); None where a job came first
+    (jobs before profiles: the worker asks again later) or profiling failed."""
+    if not queueing.idle(device.pk):
+        return None
+    profile = profile_now(device)
+    return record_profile(device=device, profile=profile) if profile is not None else None
 
 
 def refit_time_model(*, device: Device) -> TimeModel | None:

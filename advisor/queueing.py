@@ -191,3 +191,13 @@ class Forecaster:
             "expected_finish": self.now + timedelta(seconds=left.seconds),
             "basis": left.basis,
         }
+
+
+def idle(device_id: str) -> bool:
+    """No job of any kind queued or running on the device (a worker profiles it again only then)."""
+    return not any(
+        model._default_manager.filter(
+            device_id=device_id, status__in=(DeviceJob.QUEUED, DeviceJob.RUNNING)
+        ).exists()
+        for model in KINDS.values()
+    )

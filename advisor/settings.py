@@ -260,6 +260,10 @@ WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0, minimum=0.
 # (15-17 s on a quiet 2-core CPU, longer under load); 0 leaves estimates on the catalog path until
 # `manage.py profile_device`.
 WORKER_PROFILE_DEVICES = env_bool("WORKER_PROFILE_DEVICES", True)
+# ... and profiles it again while idle, this long after its latest profile (a quarter of it after one taken
+# under contention, which is not trusted, and until it has three trusted ones), keeping the median of its
+# latest trusted profiles (advisor/profiles.py record_profile); 0: profiled once only
+WORKER_REPROFILE_SECONDS = env_float("WORKER_REPROFILE_SECONDS", 3600.0, minimum=0.0)
 
 LOGGING = {
     "version": 1,

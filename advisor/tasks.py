@@ -19,3 +19,14 @@ def refit_time_model(device_id: str) -> int | None:
     device = Device.objects.filter(pk=device_id).first()
     model = profiles.refit_time_model(device=device) if device is not None else None
     return model.version if model is not None else None
+
+
+@shared_task(name="advisor.refresh_profile")
+def refresh_profile(device_id: str) -> bool | None:
+    """Profile an idle device again (advisor/workers.py sends it to the device's own queue): whether the new
+    profile is trusted; None where a job came first or profiling failed."""
+    device = Device.objects.filter(pk=device_id).first()
+    done = profiles.refresh_profile(device=device) if device is not None else None
+    if done is None or not done.profile_history:
+        return None
+    return not done.profile_history[-1].get("unreliable_reasons")

@@ -13,6 +13,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "harness": ("bench.harness", "measure() overhead and agreement with torch.utils.benchmark"),
     "epoch": ("bench.epoch", "predicted vs actual time of one training epoch"),
     "predict": ("bench.predict", "time model (profile, learned correction, catalog) against measured steps"),
+    "generalise": ("bench.generalise", "the profiled estimate on generated specs it was not built on"),
     "curves": ("bench.curves", "held-out layers of each kind against the profile curve the model reads"),
     "profiles": ("bench.profiles", "ways of profiling a device compared on one measured grid"),
     "learned": (

@@ -26,9 +26,10 @@ import torch
 from torch import nn
 
 from advisor.calibration.allocator import child_environment, current_allocator
+from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
-from advisor.engine.costmodel import LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
+from advisor.engine.costmodel import CELL_STEPS, LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
 from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
@@ -44,6 +45,12 @@ POINT_SECONDS = 0.15
 WHOLE_STEP_SECONDS = 0.75
 # (batch, in, out): products from a tabular layer to a wide one
 LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (256, 1024, 1024))
+# the largest product's weights at a small batch: beside it, what the weights cost whatever the batch
+# (product_weight_work). Forward + backward of a product cost about launch + c_w x weights + c_f x FLOPs,
+# c_w as much as ~55 FLOPs (measured on 28 shapes from 8 x 64 x 64 to 256 x 3072 x 3072 on a 2-core EPYC;
+# bench/results/generalise_amd-epyc-2c_build/README.md): at batch 16 a 3,072 x 4,608 product took twice
+# what its FLOPs alone read off the curve said, the misses of weight-heavy FFNs and DBNs
+THIN_LINEAR = (8, 1024, 1024)
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
 CONV_SIZES = ((32, 1, 8, 28), (32, 8, 16, 14), (32, 16, 32, 16), (32, 32, 64, 16), (32, 64, 64, 24))
 # (batch, channels in and out, steps, kernel, dilation) of a causal convolution over time steps, from a
@@ -57,9 +64,12 @@ LSTM_SIZES = (
     (64, 256, 256),
 )  # (batch, input, hidden) of one layer; 8 steps
 LSTM_STEPS = SEQUENCE_STEPS
+CELL_LONG_STEPS = CELL_STEPS  # the same cells again over more steps: a call's fixed part and per-step part
 LONG_STEPS = LONG_SEQUENCE_STEPS  # the sequence over which per-step growth is measured
 VALUES = (1_000, 30_000, 300_000, 3_000_000)
-PARAMETERS = (1_000, 30_000, 300_000, 3_000_000)
+# up to weights four times the last-level cache (12 M parameters: Adam's four tensors, 192 MB), where the
+# optimiser streams from memory at each thread count instead of being extrapolated from 3 M
+PARAMETERS = (1_000, 30_000, 300_000, 3_000_000, 12_000_000)
 # A GPU's curves need points far larger than a CPU's to leave the launch-bound region: at the CPU's sizes an
 # H100's largest product took 0.18 ms at 5e8 FLOPs (3 TFLOP/s), and everything beyond it was extrapolated at
 # that rate, 10x slow (bench/results/cuda_h100-80gb-hbm3/README.md)
@@ -162,6 +172,23 @@ def _optimizer_seconds(
     return _median_seconds(opt.step, sync, repeat=repeat)
 
 
+def weight_work(thin: float, thick: float, thin_batch: int, thick_batch: int) -> float:
+    """FLOPs a weight costs, from one product at two batches: thin / thick = (2 b1 + k) / (2 b2 + k) per
+    weight, clamped to 0..b2 / 2 (measured 40-64 on a 2-core EPYC; a busy machine's 2-thread points gave
+    thousands); 0 where the thin one measured no faster than the thick one (a burst of other work: the
+    median of a device's profiles takes it out)."""
+    ratio = thin / thick if thick > 0 else 1.0
+    if ratio >= 1.0:
+        return 0.0
+    return min(thick_batch / 2, max(0.0, (2 * thick_batch * ratio - 2 * thin_batch) / (1.0 - ratio)))
+
+
+def product_work(shape: tuple[int, int, int], kappa: float) -> float:
+    """A (batch, in, out) product's work on the linear curve: its FLOPs plus kappa x its weights (bias in)."""
+    b, i, o = shape
+    return 2.0 * b * i * o + kappa * (i * o + o)
+
+
 class _Interleaved:
     """Runs a measurement at every thread count back to back, the order reversed from one point to the next.
 
@@ -173,8 +200,8 @@ class _Interleaved:
     that a steady drift cancels, both counts see the same machine, and the choice between them is a
     comparison of like with like."""
 
-    def __init__(self, counts: list[int], cpu: bool) -> None:
-        self.counts, self.cpu, self.flip = counts, cpu, False
+    def __init__(self, counts: list[int], cpu: bool, probe: Probe | None = None) -> None:
+        self.counts, self.cpu, self.flip, self.probe = counts, cpu, False, probe
 
     def __call__(self, run: Callable[[], float]) -> dict[int, float]:
         order = self.counts[::-1] if self.flip else self.counts
@@ -184,14 +211,18 @@ class _Interleaved:
             if self.cpu:
                 torch.set_num_threads(count)
             seconds[count] = run()
+            if self.probe is not None:  # what else ran on the device, between points
+                self.probe.tick()
         return seconds
 
 
-def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) -> dict[str, ThreadProfile]:
+def _at_threads(
+    dev: torch.device, sync: Callable[[], None], counts: list[int], probe: Probe | None = None
+) -> dict[str, ThreadProfile]:
     """Every point at every count in `counts`, interleaved (_Interleaved); the rates per count."""
     cuda = dev.type == "cuda"
     r = _calls_per_sync(dev)
-    each = _Interleaved(counts, cpu=not cuda)
+    each = _Interleaved(counts, cpu=not cuda, probe=probe)
     # a layer's share: forward + backward of it alone, less what the same with a layer of nothing costs
     x1 = torch.rand(4, 4, device=dev, requires_grad=True)
     lone, stack = nn.Linear(4, 4).to(dev), nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev)
@@ -205,9 +236,11 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
     linear, conv, conv1d, recurrent, simple, elementwise = [], [], [], [], [], []
-    for b, i, o in LINEAR_SIZES + (CUDA_LINEAR_SIZES if cuda else ()):
+    recurrent_long, simple_long = [], []
+    products = sorted((*LINEAR_SIZES, THIN_LINEAR), key=math.prod)
+    for b, i, o in [*products, *(CUDA_LINEAR_SIZES if cuda else ())]:
         x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
-        linear.append((2.0 * b * i * o, each(partial(_fwd_bwd, dense, x, sync, r))))
+        linear.append(((b, i, o), each(partial(_fwd_bwd, dense, x, sync, r))))
     for b, ci, co, side in CONV_SIZES + (CUDA_CONV_SIZES if cuda else ()):
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         kernel = nn.Conv2d(ci, co, 3, padding=1).to(dev)
@@ -218,10 +251,13 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
         conv1d.append((2.0 * b * ch * steps * ch * k, each(partial(_fwd_bwd, causal, x, sync, r))))
     for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
+        longer = torch.rand(b, CELL_LONG_STEPS, i, device=dev, requires_grad=True)
         lstm, rnn = nn.LSTM(i, h, batch_first=True).to(dev), nn.RNN(i, h, batch_first=True).to(dev)
         per_step = 2.0 * b * 4 * h * (i + h)
         recurrent.append((per_step, each(partial(_fwd_bwd, lstm, x, sync, r))))
+        recurrent_long.append((per_step, each(partial(_fwd_bwd, lstm, longer, sync, r))))
         simple.append((per_step / 4, each(partial(_fwd_bwd, rnn, x, sync, r))))
+        simple_long.append((per_step / 4, each(partial(_fwd_bwd, rnn, longer, sync, r))))
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
@@ -247,13 +283,21 @@ def _at_threads(dev: torch.device, sync: Callable[[], None], counts: list[int]) 
         def net(seconds: float) -> float:
             return max(seconds - base, seconds * 0.05)  # the layer's own share, without the step's fixed cost
 
-        biggest = [linear[-1][0], net(linear[-1][1][count])]
+        seconds = {shape: net(t[count]) for shape, t in linear}
+        thick = LINEAR_SIZES[-1]
+        # on a GPU these products are all launches: FLOPs alone
+        kappa = 0.0 if cuda else weight_work(seconds[THIN_LINEAR], seconds[thick], THIN_LINEAR[0], thick[0])
+        curve = sorted([product_work(shape, kappa), s] for shape, s in seconds.items())
+        biggest = [2.0 * math.prod(linear[-1][0]), seconds[linear[-1][0]]]
         rates: ThreadProfile = {
-            "linear": [[size, net(t[count])] for size, t in linear],
+            "linear": curve,
+            "product_weight_work": kappa,
             "conv": [[size, net(t[count])] for size, t in conv],
             "conv1d": [[size, net(t[count])] for size, t in conv1d],
             "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
             PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
+            "recurrent_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in recurrent_long],
+            "rnn_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in simple_long],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {
@@ -302,8 +346,12 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         counts = threads or list(range(1, physical_cores() + 1))
         processor = cpu_model_name()
     previous = torch.get_num_threads()
+    # the signals measure() judges a configuration by, over the whole profile: a profile taken while other
+    # work ran is not trusted (a worker keeps its earlier ones, engine.profile.merge)
+    probe = Probe(cuda_index=dev.index if dev.type == "cuda" else None)
+    probe.start()
     try:
-        by_threads = _at_threads(dev, sync, counts)
+        by_threads = _at_threads(dev, sync, counts, probe)
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
@@ -315,6 +363,11 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
                 rates["sequence_line"] = True
     finally:
         torch.set_num_threads(previous)
+    elapsed = time.perf_counter() - started
+    # CPU time over wall x threads means little across thread counts taken in turn: runnable tasks, steal,
+    # the cgroup's throttling and the GPU's other processes say whether others ran
+    contention = probe.finish(cpu_seconds=None, timed_seconds=elapsed, threads=max(counts))
+    reasons = judge(contention, halfwidth=0.0, timed_seconds=elapsed, iterations=0)
     return {
         "version": PROFILE_VERSION,
         "kind": dev.type,
@@ -324,7 +377,9 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
         "copy_bandwidth": _copy_bandwidth(dev, sync) if dev.type == "cuda" else None,
         "allocator": current_allocator(),
         "profiled_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "seconds": time.perf_counter() - started,
+        "seconds": elapsed,
+        "contention": contention,
+        "unreliable_reasons": reasons,
     }
 
 

@@ -52,8 +52,14 @@ _CD1_SHARE = 5 / 3
 # forward + backward of a product whose input needs no gradient: the forward and the weight's gradient, two
 # of the three products the profile timed
 NO_INPUT_GRAD_SHARE = 2 / 3
+# a loss's forward + backward over the values it reads, in passes of the element-wise curve (a ReLU's forward
+# + backward of as many values): cross-entropy and MSE 1.3-1.8, binary cross-entropy 2.5-4 (0.8-11 M values;
+# bench/results/generalise_amd-epyc-2c_build/README.md). A next-token model's cross-entropy over steps x
+# vocabulary took a fifth of its step; the others are small beside their layers
+LOSS_PASSES = {"cross_entropy": 1.5, "mse": 1.5, "bce": 3.5}
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
+CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
 
 
 @dataclass(frozen=True)
@@ -80,10 +86,13 @@ def _layer_seconds(
     # the profile's curves time forward + backward with the input's gradient (three products of the
     # forward's size); a first layer fed by data skips that one (two products)
     share = 1.0 if input_grad else NO_INPUT_GRAD_SHARE
-    if kind.cost == PRODUCT:
-        return out, max(share * interpolate(rates["linear"], batch * flops), memory), 0.0
-    if kind.cost == CD1_PRODUCT:  # without autograd: no autograd node's launch cost below the curve
-        return out, max(share * interpolate(rates["linear"], batch * flops, launch=False), memory), 0.0
+    if kind.cost in (PRODUCT, CD1_PRODUCT):
+        # a product's work on the curve: its FLOPs plus its weights' own cost, in FLOPs (packing and
+        # streaming them whatever the batch: profile.ThreadProfile.product_weight_work)
+        work = batch * flops + rates.get("product_weight_work", 0.0) * params
+        # CD-1's products run without autograd: no autograd node's launch cost below the curve
+        seconds = interpolate(rates["linear"], work, launch=kind.cost == PRODUCT)
+        return out, max(share * seconds, memory), 0.0
     if kind.cost == CONVOLUTION:
         return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
     if kind.cost == TEMPORAL_CONVOLUTION:
@@ -92,10 +101,16 @@ def _layer_seconds(
     if kind.cost in (GATED_CELL, PLAIN_CELL):
         # one cell per layer, direction and time step, each a few small kernels: the count matters more
         # than the FLOPs for small cells
-        cells = shape[0] * args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
-        curve = rates[PLAIN_CELL_CURVE] if kind.cost == PLAIN_CELL else rates["recurrent"]
-        longer = _sequence_share(rates, int(shape[0]))
-        return out, longer * cells * interpolate(curve, batch * flops / max(1, cells)), 0.0
+        calls = args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
+        cells = shape[0] * calls
+        if kind.cost == PLAIN_CELL:
+            short, long = rates[PLAIN_CELL_CURVE], rates.get("rnn_long")
+        else:
+            short, long = rates["recurrent"], rates.get("recurrent_long")
+        work = batch * flops / max(1, cells)
+        if long and not rates.get("sequence_line"):
+            return out, calls * _call_seconds(short, long, work, int(shape[0])), 0.0
+        return out, _sequence_share(rates, int(shape[0])) * cells * interpolate(short, work), 0.0
     if kind.cost == VIEW:  # no kernel worth counting
         return out, 0.0, 0.0
     if kind.cost == LOOKUP:
@@ -122,6 +137,19 @@ def _branches_seconds(
     out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
     extra = interpolate(rates["elementwise"], batch * math.prod(out))
     return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
+
+
+def _call_seconds(short: list[list[float]], long: list[list[float]], work: float, steps: int) -> float:
+    """One call of a recurrent layer over `steps` time steps of `work` FLOPs each: a fixed part (setting up
+    the kernel, reordering the weights forward and backward, summing their gradients) plus a part per step,
+    the line through the profile's calls of the same size at SEQUENCE_STEPS and CELL_STEPS steps. The 8-step
+    cells alone, charged per step, priced the generated specs' LSTMs of 36-131 steps 20-65% high at one
+    thread, the fixed part of a call spread over 8 steps instead of all of them
+    (bench/results/generalise_amd-epyc-2c_build/README.md)."""
+    a, b = SEQUENCE_STEPS * interpolate(short, work), CELL_STEPS * interpolate(long, work)  # whole calls
+    per_step = max(0.0, (b - a) / (CELL_STEPS - SEQUENCE_STEPS))
+    fixed = max(0.0, a - SEQUENCE_STEPS * per_step)
+    return fixed + steps * per_step
 
 
 def _sequence_share(rates: ThreadProfile, steps: int) -> float:
@@ -199,13 +227,21 @@ class _Costing:
         self.nets = candidate["networks"]
         self.optimizer = str(candidate["training"].get("optimizer") or "sgd")
         self.base = rates["step_seconds"]
+        self.outputs: dict[str, int] = {}  # values of each network's output, per example
 
     def fwd_bwd(self, network: str, input_grad: bool = False) -> tuple[float, float]:
         """A network's (compute, other) seconds; its input is data (no gradient) unless another network
         produced it under autograd."""
         shape = roles.network_input(self.c, network)
-        _, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
+        out, c, o = _network_seconds(self.nets[network], shape, self.batch, self.rates, input_grad)
+        self.outputs[network] = math.prod(out)
         return c, o
+
+    def loss(self, network: str, name: str) -> float:
+        """The loss's forward + backward on a network's output (fwd_bwd walked it); its launch is in the
+        step's fixed cost, so below the curve's smallest point only in proportion."""
+        values = self.batch * self.outputs.get(network, 0)
+        return LOSS_PASSES.get(name, 0.0) * interpolate(self.rates["elementwise"], values, launch=False)
 
     def input_grad_extra(self, network: str) -> float:
         """What its first layer with parameters adds when the network's input needs its gradient (walking
@@ -226,7 +262,8 @@ class _Costing:
 
 def _backprop(s: _Costing) -> tuple[float, float]:
     compute, other = s.fwd_bwd(roles.MODEL)
-    other += s.opt(roles.MODEL) + s.base
+    loss = str(s.c["training"].get("loss") or "")
+    other += s.loss(roles.MODEL, loss) + s.opt(roles.MODEL) + s.base
     return compute, other
 
 
@@ -243,7 +280,10 @@ def _variational(s: _Costing) -> tuple[float, float]:
     dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
     latent = s.batch * int(s.c["io"]["latent_size"])
     sample = 8 * interpolate(s.rates["elementwise"], latent)
-    return ec + dc, eo + do + sample + s.opt(roles.ENCODER, roles.DECODER) + s.base
+    decoder = s.nets[roles.DECODER]
+    # the reconstruction's loss: binary cross-entropy behind a sigmoid, else MSE (calibration.steps)
+    loss = s.loss(roles.DECODER, "bce" if decoder and decoder[-1]["kind"] == "Sigmoid" else "mse")
+    return ec + dc, eo + do + sample + loss + s.opt(roles.ENCODER, roles.DECODER) + s.base
 
 
 def _cd1(s: _Costing, stack: str) -> tuple[float, float, float, float]:

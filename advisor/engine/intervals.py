@@ -32,7 +32,7 @@ RATIOS: dict[tuple[str, str], Ratios] = {
     ("measured", "gpu"): (0.71, 1.37),
     # The catalog's peaks: on this project's CPU 0.32x to 2.4x of measured (issue 12, estimate.py); on GPUs
     # against Shi et al.'s best tool per cell, 18 cells (`catalog_vs_shi` in any bench predict result.json,
-    # e.g. bench/results/predict_2026-11-23_amd-epyc-2c_final1)
+    # e.g. bench/results/predict_amd-epyc-2c_final/final1)
     ("catalog", "cpu"): (0.42, 3.1),
     ("catalog", "gpu"): (0.66, 1.47),
 }
@@ -40,10 +40,9 @@ TIMES = ("seconds_per_batch", "seconds_per_epoch", "seconds_to_train")
 
 
 def ratios_for(basis: str, device: str) -> Ratios:
-    """The factors of a basis on a plan's device ("cpu", "gpu"; a profile's "cuda" reads as "gpu");
-    "analytic" (stored before profiles) is the catalog's."""
+    """The factors of a basis on a plan's device ("cpu", "gpu"; a profile's "cuda" reads as "gpu")."""
     kind = "cpu" if device == "cpu" else "gpu"
-    return RATIOS[("catalog" if basis == "analytic" else basis, kind)]
+    return RATIOS[(basis, kind)]
 
 
 def interval(estimate: Mapping[str, Any], ratios: Ratios) -> Interval:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Final, NotRequired, TypedDict
+import statistics
+from typing import Final, NotRequired, TypedDict, cast
+
+from advisor.contract import Contention, Unreliability
 
 # 2: step_factor and sequence_exponent (a worker re-profiles a device whose stored profile is older)
 # 3: whole_step_seconds, the factor from the MLP's step, a cost model with launch costs, first layers without
@@ -22,7 +25,11 @@ from typing import Final, NotRequired, TypedDict
 # bench/results/predict_amd-epyc-2c_ab-point-length/README.md)
 # 6: a curve of causal 1-D convolutions (CausalConv1d), which the 2-D convolutions' curve overpriced up to 6x
 # (bench/results/curves_amd-epyc-2c/README.md)
-PROFILE_VERSION = 6
+# 7: the contention seen while profiling (an untrusted profile), a thin product beside the largest one (the
+# weights' own cost: product_weight_work, the linear curve keyed by FLOPs plus it x weights), the optimisers
+# at 12 M parameters, each recurrent cell's calls at 128 steps too (a call's fixed part and its part per step)
+# (bench/results/generalise_amd-epyc-2c_build/README.md)
+PROFILE_VERSION = 7
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
 
@@ -34,17 +41,27 @@ BELOW_SMALLEST = 0.2
 class ThreadProfile(TypedDict):
     """At one thread count; seconds exclude the fixed cost of a step (`step_seconds`)."""
 
-    linear: list[list[float]]  # [forward FLOPs of a batch, seconds of forward + backward]
+    # [forward FLOPs of a batch plus product_weight_work x weights, seconds of forward + backward]
+    linear: list[list[float]]
     conv: list[list[float]]  # same, for Conv2d
     # same, for CausalConv1d (version >= 6; an older profile's conv curve stands in for it)
     conv1d: NotRequired[list[list[float]]]
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,
     # seconds of its forward + backward]
     rnn: list[list[float]]  # the same for a plain (tanh) RNN
+    # the same cells' calls over costmodel.CELL_STEPS steps (version >= 7): with the 8-step ones, a call's
+    # fixed part and its part per step, per size (costmodel._call_seconds)
+    recurrent_long: NotRequired[list[list[float]]]
+    rnn_long: NotRequired[list[list[float]]]
     elementwise: list[list[float]]  # [values of a batch, seconds of forward + backward of one activation]
     optimizer: dict[str, list[list[float]]]  # "sgd" | "adam" -> [parameters, seconds of one step()]
     optimizer_tensor_seconds: dict[str, float]  # extra seconds per parameter tensor
     step_seconds: float  # zero_grad, loss, backward's launch, a small SGD step: a step with no layers
+    # what a product's weights cost whatever the batch (packing, streaming them forward and backward, writing
+    # their gradient), in forward FLOPs per weight: a product costs as much as batch x FLOPs + this x weights
+    # would at the curve's rate (a thin product against a thick one of the same weights; version >= 7,
+    # absent: 0, FLOPs alone)
+    product_weight_work: NotRequired[float]
     flops: float  # the best FLOP/s any product reached (for display)
     bandwidth: float  # bytes/s of the largest element-wise operation (for display)
     # measured / layer-by-layer seconds of whole harness steps of small real networks: a real step redraws
@@ -73,6 +90,12 @@ class DeviceProfile(TypedDict):
     allocator: str  # the process's allocator set-up (calibration.allocator): "tuned" as calibrations run
     profiled_at: str  # ISO 8601, UTC
     seconds: float  # how long profiling took
+    # what could be seen of other work on the device while it was profiled (calibration.contention), and
+    # why that makes the profile untrusted ([]: trusted; version >= 7)
+    contention: NotRequired[Contention | None]
+    unreliable_reasons: NotRequired[list[Unreliability]]
+    # how many trusted profiles this one is the median of (merge; absent: one)
+    merged: NotRequired[int]
 
 
 def interpolate(curve: list[list[float]], work: float, *, launch: bool = True) -> float:
@@ -120,3 +143,53 @@ def is_current(profile: object, *, torch_version: str, processor: str) -> bool:
         and profile.get("processor") == processor
         and bool(profile.get("threads"))
     )
+
+
+def trusted(profile: DeviceProfile) -> bool:
+    """No contention seen while it was profiled (a profile without the signals, older than version 7, is
+    trusted as before)."""
+    return not profile.get("unreliable_reasons")
+
+
+def _median_of(values: list[object]) -> object:
+    """The pointwise median of the same field of several profiles (the last one's shape decides): a curve's
+    seconds point by point where every profile measured the same works, numbers, lists, dicts by key."""
+    last = values[-1]
+    if isinstance(last, bool | str):
+        return last
+    if isinstance(last, int | float):
+        return statistics.median(float(v) for v in values if isinstance(v, int | float))
+    if isinstance(last, list):
+        lists = [v for v in values if isinstance(v, list) and len(v) == len(last)]
+        if last and isinstance(last[0], list):  # a curve: [[work, seconds], ...]
+            works = [p[0] for p in last]
+            lists = [v for v in lists if [p[0] for p in v] == works]
+            return [[w, statistics.median(float(v[i][1]) for v in lists)] for i, w in enumerate(works)]
+        return [_median_of([v[i] for v in lists]) for i in range(len(last))]
+    if isinstance(last, dict):
+        dicts = [v for v in values if isinstance(v, dict)]
+        return {k: _median_of([d[k] for d in dicts if k in d]) for k in last}
+    return last
+
+
+def merge(profiles: list[DeviceProfile]) -> DeviceProfile:
+    """One profile from several of the same device, oldest first: each point the median of that point over
+    the profiles of the newest one's version, torch and processor. A single profile's thread points moved by
+    tens of percent from one profiling to the next on a shared 2-core VM, and the 2-thread estimates with
+    them (bench/results/generalise_amd-epyc-2c_build/README.md); the median of several taken apart does not
+    rest on one moment's load. The newest profile's other fields are kept; `merged` counts the profiles."""
+    newest = profiles[-1]
+    same = [
+        p
+        for p in profiles
+        if (p["version"], p["kind"], p["processor"], p["torch"])
+        == (newest["version"], newest["kind"], newest["processor"], newest["torch"])
+    ]
+    if len(same) == 1:
+        return {**newest, "merged": 1}
+    threads: dict[str, ThreadProfile] = {}
+    for count, rates in newest["threads"].items():
+        values: list[object] = [p["threads"][count] for p in same if count in p["threads"]]
+        merged = _median_of(values)
+        threads[count] = cast(ThreadProfile, merged) if isinstance(merged, dict) else rates
+    return {**newest, "threads": threads, "merged": len(same)}

@@ -1,11 +1,21 @@
-"""profile_device(): thread counts are measured next to each other, and every count gets whole rates."""
+"""profile_device(): thread counts are measured next to each other, every count gets whole rates, and the
+profile says what it saw of other work meanwhile."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from advisor.calibration.profile import _Interleaved, profile_device, profile_in_child
+from advisor.calibration.profile import (
+    LINEAR_SIZES,
+    PARAMETERS,
+    THIN_LINEAR,
+    _Interleaved,
+    product_work,
+    profile_device,
+    profile_in_child,
+    weight_work,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,12 +51,46 @@ def test_every_thread_count_gets_a_complete_profile_with_its_own_factor() -> Non
     profile = profile_device("cpu", threads=[1, 2])
     assert sorted(profile["threads"]) == ["1", "2"]
     for rates in profile["threads"].values():
-        assert len(rates["linear"]) == 5 and all(s > 0 for _, s in rates["linear"])
+        # the products and the thin one, keyed by their work (FLOPs and the weights' cost), in order
+        assert len(rates["linear"]) == len(LINEAR_SIZES) + 1 and all(s > 0 for _, s in rates["linear"])
+        works = [w for w, _ in rates["linear"]]
+        assert works == sorted(works) and 0 <= rates.get("product_weight_work", -1) <= LINEAR_SIZES[-1][0] / 2
         assert len(rates.get("conv1d", [])) == 4 and all(s > 0 for _, s in rates.get("conv1d", []))
+        # the cells again over 128 steps, at the same sizes
+        assert [w for w, _ in rates.get("recurrent_long", [])] == [w for w, _ in rates["recurrent"]]
+        assert [w for w, _ in rates.get("rnn_long", [])] == [w for w, _ in rates["rnn"]]
+        assert [p for p, _ in rates["optimizer"]["adam"]] == [float(p) for p in PARAMETERS]
         assert len(rates["whole_step_seconds"]) > 0 and rates["step_factor"] > 0
         assert rates["step_seconds"] > 0 and rates["sequence_exponent"] >= 0
     one, two = profile["threads"]["1"], profile["threads"]["2"]
     assert one["linear"] != two["linear"]  # measured at each count, not one count's points copied
+    # what was seen of other work: figures, and the reasons (if any) it is not trusted
+    contention = profile.get("contention")
+    assert contention is not None and contention["samples"] > 10
+    assert isinstance(profile.get("unreliable_reasons"), list)
+
+
+@pytest.mark.parametrize(
+    ("thin", "thick", "expected"),
+    [
+        (1.0, 16.0, "read"),  # (16 + k) / (512 + k) = 1/16: k = 256 / 15
+        (2.5, 20.0, "read"),
+        (19.0, 20.0, 128.0),  # barely faster: clamped at half the thick batch
+        (20.0, 20.0, 0.0),  # no faster with 8 examples than with 256: a burst, not weights
+        (30.0, 20.0, 0.0),
+        (0.1, 20.0, 0.0),  # faster than its FLOPs alone allow: clamped at 0
+    ],
+)
+def test_the_weights_cost_is_read_from_a_thin_and_a_thick_product(
+    thin: float, thick: float, expected: str | float
+) -> None:
+    b1, b2 = THIN_LINEAR[0], LINEAR_SIZES[-1][0]
+    k = weight_work(thin, thick, b1, b2)
+    if expected == "read":  # the ratio it was read from holds
+        assert (2 * b1 + k) / (2 * b2 + k) == pytest.approx(thin / thick)
+    else:
+        assert k == expected
+    assert product_work((b1, 1024, 1024), k) == pytest.approx(2 * b1 * 1024 * 1024 + k * (1024 * 1024 + 1024))
 
 
 def test_a_profile_that_outlasts_its_timeout_is_an_error_the_worker_survives() -> None:

@@ -4,6 +4,8 @@ small networks are fastest on 1 thread and large ones on 2, as measured on this 
 
 from __future__ import annotations
 
+from copy import deepcopy
+
 from advisor.engine.profile import PROFILE_VERSION, DeviceProfile, ThreadProfile
 
 
@@ -44,3 +46,20 @@ def synthetic_profile(threads: int = 2, kind: str = "cpu") -> DeviceProfile:
         "profiled_at": "2026-11-22T00:00:00+00:00",
         "seconds": 1.0,
     }
+
+
+def scaled(profile: DeviceProfile, factor: float, *, threads: tuple[str, ...] = ()) -> DeviceProfile:
+    """A copy of `profile` with its layer curves' seconds times `factor`, at every thread count or those in
+    `threads`."""
+    copy = deepcopy(profile)
+
+    def times(curve: list[list[float]]) -> list[list[float]]:
+        return [[w, s * factor] for w, s in curve]
+
+    for count, rates in copy["threads"].items():
+        if threads and count not in threads:
+            continue
+        rates["linear"], rates["conv"] = times(rates["linear"]), times(rates["conv"])
+        rates["recurrent"], rates["rnn"] = times(rates["recurrent"]), times(rates["rnn"])
+        rates["elementwise"] = times(rates["elementwise"])
+    return copy

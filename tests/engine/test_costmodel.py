@@ -16,9 +16,9 @@ from advisor.engine.costmodel import (
     with_current_factor,
 )
 from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
-from advisor.engine.profile import at_threads, interpolate, is_current
+from advisor.engine.profile import at_threads, interpolate, is_current, merge, trusted
 from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
-from tests.engine.profiles import synthetic_profile
+from tests.engine.profiles import scaled, synthetic_profile
 from tests.engine.specs import CPU, GPU, spec
 
 PROFILE = synthetic_profile()
@@ -358,3 +358,105 @@ def test_a_causal_convolution_is_read_off_its_own_curve_or_an_older_profiles_con
 
     assert seconds(older) == seconds(newer)
     assert seconds(cheap) < seconds(newer)
+
+
+@pytest.mark.parametrize(("batch", "kappa", "ratio"), [(8, 0.0, 1.0), (8, 55.0, 3.0), (256, 55.0, 1.05)])
+def test_a_products_work_counts_its_weights_own_cost(batch: int, kappa: float, ratio: float) -> None:
+    """Forward + backward of a product cost about c_w x weights + c_f x FLOPs: its work on the linear curve
+    is its FLOPs plus the profile's product_weight_work x its weights, which weighs most at a small batch."""
+    profile = copy.deepcopy(PROFILE)
+    rates = profile["threads"]["1"]
+    rates["step_factor"], rates["product_weight_work"] = 1.0, kappa
+    wide = {"kind": "Linear", "args": {"in_features": 3072, "out_features": 4608}}
+    # behind an embedding (a layer with parameters): the product makes its input's gradient too
+    network = _ffn([{"kind": "Embedding", "args": {"num_embeddings": 10, "embedding_dim": 3072}}, wide], [1])
+    weights = 3072 * 4608 + 4608
+    work = interpolate(rates["linear"], batch * 2 * 3072 * 4608 + kappa * weights)
+    memory = interpolate(rates["elementwise"], batch * (3072 + 4608) + weights)
+    seconds = step_cost(network, batch_size=batch, threads=1, profile=profile).compute
+    assert seconds == pytest.approx(max(work, memory))
+    plain = copy.deepcopy(profile)
+    plain["threads"]["1"]["product_weight_work"] = 0.0
+    assert seconds >= ratio * step_cost(network, batch_size=batch, threads=1, profile=plain).compute
+
+
+def _rnn(steps: int, layers: int = 1) -> dict[str, Any]:
+    return {
+        "family": "rnn",
+        "networks": {
+            "model": [
+                {
+                    "kind": "RNN",
+                    "args": {"input_size": 4, "hidden_size": 64, "num_layers": layers, "batch_first": True},
+                },
+                {"kind": "LastStep", "args": {}},
+            ]
+        },
+        "io": {"input_shape": [steps, 4]},
+        "training": {"optimizer": "sgd"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("steps", "layers", "calls"),
+    [
+        (8, 1, 8 * 100e-6),  # at the short curve's 8 steps: 8 of its per-step seconds
+        (128, 1, 128 * 40e-6),  # at the long curve's 128 steps: 128 of its
+        # the line through them: 800 us at 8 steps, 5120 us at 128: 512 us a call + 36 us a step
+        (200, 1, 512e-6 + 200 * 36e-6),
+        (200, 2, 2 * (512e-6 + 200 * 36e-6)),  # each layer is a call of its own
+        (2, 1, 512e-6 + 2 * 36e-6),  # a short call costs its fixed part
+    ],
+)
+def test_a_recurrent_layers_call_costs_a_fixed_part_and_a_part_per_step(
+    steps: int, layers: int, calls: float
+) -> None:
+    """Version 7 profiles time every cell's calls at 8 and at 128 steps: a call costs the line through them,
+    fixed part and part per step, read at the cell's size (here flat curves: every size alike)."""
+    profile = copy.deepcopy(PROFILE)
+    rates = profile["threads"]["1"]
+    rates["step_factor"], rates["sequence_exponent"] = 1.0, 0.0
+    rates["rnn"] = [[1e3, 100e-6], [1e9, 100e-6]]
+    rates["rnn_long"] = [[1e3, 40e-6], [1e9, 40e-6]]
+    assert step_cost(_rnn(steps, layers), batch_size=16, threads=1, profile=profile).compute == pytest.approx(
+        calls
+    )
+    older = copy.deepcopy(profile)  # without the long curve: 100 us a step whatever the length
+    del older["threads"]["1"]["rnn_long"]
+    assert step_cost(_rnn(steps, layers), batch_size=16, threads=1, profile=older).compute == pytest.approx(
+        layers * steps * 100e-6
+    )
+
+
+def test_profiles_merge_point_by_point_into_their_median() -> None:
+    """A device's stored profile is the median of its latest trusted ones, each point on its own: one
+    profile's slow 2-thread points (a burst of other work) do not move it."""
+    one, two, three = PROFILE, scaled(PROFILE, 3.0, threads=("2",)), scaled(PROFILE, 1.5)
+    merged = merge([one, two, three])
+    assert merged["merged"] == 3
+    for count, factor in (("1", 1.0), ("2", 1.5)):  # 1 thread: 1, 1, 1.5 x; 2 threads: 1, 3, 1.5 x
+        points = zip(merged["threads"][count]["linear"], PROFILE["threads"][count]["linear"], strict=True)
+        for (w, s), (w0, s0) in points:
+            assert w == w0 and s == pytest.approx(factor * s0)
+    assert merged["threads"]["1"]["step_seconds"] == PROFILE["threads"]["1"]["step_seconds"]
+    assert merge([one]) == {**one, "merged": 1}
+    # a profile of another version (or torch, processor) is left out; the newest decides which
+    older = {**scaled(PROFILE, 10.0), "version": PROFILE["version"] - 1}
+    assert merge([older, one]) == {**one, "merged": 1}
+    assert trusted(one) and not trusted({**one, "unreliable_reasons": [{"code": "runnable", "text": ""}]})
+
+
+@pytest.mark.parametrize(("loss", "passes"), [("cross_entropy", 1.5), ("mse", 1.5), ("cd1", 0.0)])
+def test_a_loss_costs_passes_over_the_values_it_reads(loss: str, passes: float) -> None:
+    """A next-token model's cross-entropy over steps x vocabulary is a fifth of its step: the loss is
+    charged as passes of the element-wise curve over the network's output."""
+    rates = PROFILE["threads"]["1"]
+    per_step = {"kind": "Linear", "args": {"in_features": 64, "out_features": 5000}}
+    network = {**_ffn([per_step], [40, 64]), "training": {"loss": loss}}
+    quiet = {**network, "training": {"loss": "none"}}
+    charged = step_cost(network, batch_size=32, threads=1, profile=PROFILE)
+    bare = step_cost(quiet, batch_size=32, threads=1, profile=PROFILE)
+    factor = rates.get("step_factor", 1.0)
+    expected = passes * interpolate(rates["elementwise"], 32 * 40 * 5000, launch=False)
+    assert charged.other - bare.other == pytest.approx(factor * expected)
+    assert charged.compute == bare.compute

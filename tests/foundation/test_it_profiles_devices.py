@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import torch
@@ -17,10 +17,11 @@ from advisor import engine, profiles, services, tasks, workers
 from advisor.calibration.devices import cpu_model_name
 from advisor.engine.costmodel import step_cost, with_current_factor
 from advisor.engine.learned import FEATURES
+from advisor.engine.profile import DeviceProfile
 from advisor.engine.wholesteps import WHOLE_STEPS
 from advisor.models import CalibrationJob, Device, Measurement, TimeModel
 from tests.conftest import advise_command
-from tests.engine.profiles import synthetic_profile
+from tests.engine.profiles import scaled, synthetic_profile
 
 pytestmark = pytest.mark.django_db
 
@@ -178,3 +179,122 @@ def test_a_time_model_fitted_on_another_feature_set_is_not_used(tabular_spec: di
     assert profiles.correction_for(device) is None
     estimate = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
     assert estimate["basis"] == "profiled"
+
+
+def _scaled(factor: float, **extra: Any) -> DeviceProfile:
+    """The synthetic profile with every curve's seconds times `factor`, and `extra` fields."""
+    return cast(DeviceProfile, {**scaled(synthetic_profile(), factor), **extra})
+
+
+def _linear(device: Device) -> list[float]:
+    assert device.profile is not None
+    return [s for _, s in device.profile["threads"]["1"]["linear"]]
+
+
+def test_a_device_keeps_the_median_of_its_latest_trusted_profiles() -> None:
+    device = _device("history")
+    base = _linear_of(_scaled(1.0))
+    contended = [{"code": "runnable", "text": "others ran"}]
+    for i, factor in enumerate((1.0, 3.0, 2.0)):
+        device = profiles.record_profile(
+            device=device, profile=_scaled(factor, profiled_at=f"2026-01-0{i + 1}")
+        )
+    assert _linear(device) == pytest.approx([2 * s for s in base])  # the median of 1x, 3x, 2x
+    assert device.profile is not None and device.profile["merged"] == 3
+    # taken under contention: kept in the history (when it was taken), not in the median
+    device = profiles.record_profile(
+        device=device,
+        profile=_scaled(50.0, profiled_at="2026-01-04", unreliable_reasons=contended),
+    )
+    assert _linear(device) == pytest.approx([2 * s for s in base]) and len(device.profile_history) == 4
+    for day in (5, 6, 7):  # only the latest PROFILE_HISTORY stay: 3x, 2x, contended, 4x, 4x
+        device = profiles.record_profile(device=device, profile=_scaled(4.0, profiled_at=f"2026-01-0{day}"))
+    assert len(device.profile_history) == profiles.PROFILE_HISTORY
+    assert _linear(device) == pytest.approx([4 * s for s in base])  # median of 2x, 4x, 4x, 4x
+    # another torch: the earlier profiles no longer describe the device
+    device = profiles.record_profile(
+        device=device, profile=_scaled(9.0, torch="9.9", profiled_at="2026-01-08")
+    )
+    assert len(device.profile_history) == 1 and _linear(device) == pytest.approx([9 * s for s in base])
+    device.refresh_from_db()
+    assert device.torch_version == "9.9" and len(device.profile_history) == 1
+
+
+def _linear_of(profile: DeviceProfile) -> list[float]:
+    return [s for _, s in profile["threads"]["1"]["linear"]]
+
+
+def test_a_device_profiled_only_under_contention_keeps_that_profile_alone() -> None:
+    contended = [{"code": "runnable", "text": "others ran"}]
+    device = _device("busy")
+    device = profiles.record_profile(device=device, profile=_scaled(5.0, unreliable_reasons=contended))
+    assert _linear(device) == pytest.approx([5 * s for s in _linear_of(_scaled(1.0))])
+    assert device.profile is not None and device.profile["unreliable_reasons"] == contended
+
+
+def _job(user: Any, spec: dict[str, Any], device: Device, status: str) -> CalibrationJob:
+    return CalibrationJob.objects.create(
+        owner=user,
+        recommendation=services.advise(owner=user, spec=spec),
+        device=device,
+        batch_sizes=[16],
+        threads=[1],
+        time_limit_seconds=60,
+        status=status,
+    )
+
+
+@pytest.mark.parametrize(
+    ("age_s", "untrusted", "earlier", "queued", "every", "due"),
+    [
+        (100.0, False, 2, False, 3600.0, False),  # profiled 100 s ago, three trusted profiles
+        (4000.0, False, 2, False, 3600.0, True),
+        (1000.0, False, 2, False, 3600.0, False),
+        (1000.0, False, 0, False, 3600.0, True),  # fewer than three trusted: a quarter of the wait
+        (1000.0, True, 2, False, 3600.0, True),  # the latest was under contention: a quarter too
+        (800.0, True, 2, False, 3600.0, False),
+        (4000.0, False, 2, True, 3600.0, False),  # a job waits: jobs first
+        (4000.0, False, 2, False, 0.0, False),  # re-profiling off
+    ],
+)
+def test_a_worker_profiles_its_device_again_when_due_and_idle(
+    user: Any,
+    tabular_spec: dict[str, Any],
+    age_s: float,
+    untrusted: bool,
+    earlier: int,
+    queued: bool,
+    every: float,
+    due: bool,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    device = _device("due")
+    for i in range(earlier):  # trusted profiles taken before, a day apart
+        taken = (now - timedelta(days=earlier - i)).isoformat()
+        device = profiles.record_profile(device=device, profile=_scaled(1.0, profiled_at=taken))
+    taken = (now - timedelta(seconds=age_s)).isoformat()
+    reasons = [{"code": "steal", "text": "the hypervisor"}] if untrusted else []
+    device = profiles.record_profile(
+        device=device, profile=_scaled(1.0, profiled_at=taken, unreliable_reasons=reasons)
+    )
+    if queued:
+        _job(user, tabular_spec, device, CalibrationJob.QUEUED)
+    assert workers.reprofile_due(device, now=now, every=every) is due
+    sent: dict[str, float] = {}
+    assert workers.reprofile_idle(device_ids=[device.pk], now=now, every=every, sent=sent) == (
+        [device.pk] if due else []
+    )
+    # asked once: not again on the next beats, until a retry's wait has passed
+    assert workers.reprofile_idle(device_ids=[device.pk], now=now, every=every, sent=sent) == []
+
+
+def test_a_refresh_waits_for_the_jobs_of_its_device(user: Any, tabular_spec: dict[str, Any]) -> None:
+    device = _device("refresh", dict(synthetic_profile()))
+    _job(user, tabular_spec, device, CalibrationJob.RUNNING)
+    assert tasks.refresh_profile(device.pk) is None  # not profiled beside a running job
+    device.refresh_from_db()
+    assert device.profile_history == []

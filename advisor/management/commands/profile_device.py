@@ -36,6 +36,12 @@ class Command(BaseCommand):
             profile = profile_in_child(str(options["device"]), threads=threads)
         except (RuntimeError, ValueError) as exc:
             raise CommandError(str(exc)) from None
-        profiles.store_profile(device=device, profile=profile)
-        self.stdout.write(json.dumps({"device": device.pk, **profile}, indent=1))
-        self.stderr.write(f"profiled {device.pk} ({profile['processor']}) in {profile['seconds']:.1f} s")
+        device = profiles.record_profile(device=device, profile=profile)
+        stored = device.profile or {}
+        self.stdout.write(json.dumps({"device": device.pk, **stored}, indent=1))
+        said = [r["code"] for r in profile.get("unreliable_reasons") or []]
+        self.stderr.write(
+            f"profiled {device.pk} ({profile['processor']}) in {profile['seconds']:.1f} s"
+            + (f", under contention ({', '.join(said)}): not trusted" if said else "")
+            + f"; its estimates read the median of {stored.get('merged', 1)} trusted profile(s)"
+        )

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
+from django.utils import timezone
 
 from advisor import profiles, workers
 from advisor.celery import app
@@ -77,9 +78,17 @@ def _beat(device_ids: list[str], queues: list[str]) -> None:
     period = settings.WORKER_HEARTBEAT_SECONDS
     stale_after = max(30.0, 6 * period)
     stop = threading.Event()
+    sent: dict[str, float] = {}  # when this worker last asked each device to be profiled again
     while not stop.wait(period):
         try:
             workers.upkeep(device_ids=device_ids, queues=queues, stale_after=stale_after)
+            if settings.WORKER_PROFILE_DEVICES:  # the profile again, as a task between jobs, when idle
+                workers.reprofile_idle(
+                    device_ids=device_ids,
+                    now=timezone.now(),
+                    every=settings.WORKER_REPROFILE_SECONDS,
+                    sent=sent,
+                )
         except Exception:  # the database or broker may be briefly away; the next beat tries again
             log.exception("heartbeat failed")
         finally:
