@@ -13,6 +13,30 @@ from advisor.probe.learning.samples import DEMOS, Sample, demo
 HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
 TARGETS = {"digits": 0.98, "iris": 0.95, "wine": 0.95, "breast_cancer": 0.95, "diabetes": 0.4}
 GENERATION = ("mixture",)  # synthetic generation tasks (bench/advice_gen.py)
+# the tasks over time steps: token sequences and real-valued series (the time target of issue 25 is theirs)
+SEQUENCES = ("tokens-count", "tokens-order", "adding", "digits-rows")
+ADDING_STEPS = 100
+
+
+def _adding(n: int, seed: int, steps: int = ADDING_STEPS) -> tuple[Sample, float]:
+    """The adding problem (Hochreiter & Schmidhuber 1997, §5.4; Bai, Kolter & Koltun 2018, §5.2): each step
+    has a value drawn from U(0, 1) and a marker, 1 at two random steps and 0 elsewhere; the target is the sum
+    of the two marked values. Exact, so R² 1 is achievable; predicting the mean (1) scores R² 0."""
+    rng = np.random.default_rng(3000 + seed)
+    values = rng.random((n, steps))
+    markers = np.zeros((n, steps))
+    for i in range(n):
+        markers[i, rng.choice(steps, 2, replace=False)] = 1.0
+    x = np.stack([values, markers], axis=2).astype(np.float32)  # [n, steps, 2]
+    y = (values * markers).sum(axis=1, keepdims=True)
+    return Sample(x, ((y - 1.0) / np.sqrt(1 / 6)).astype(np.float32), "value", []), 1.0
+
+
+def _digits_rows() -> Sample:
+    """scikit-learn's digits read row by row: 8 steps of 8 pixels (the row-wise reading of sequential
+    MNIST, Le, Jaitly & Hinton 2015, on the bundled 8x8 digits)."""
+    image = demo("digits")
+    return Sample(image.x.reshape(-1, 8, 8), image.y, image.label_kind, image.classes)
 
 
 def _tokens(n: int, seed: int, *, order: bool) -> tuple[Sample, float]:
@@ -58,6 +82,21 @@ def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]
             "data": {"examples": 442, "input_shape": [10], "outputs": 1},
         }
         best = None
+    elif name == "adding":
+        sample, best = _adding(4000, seed)
+        spec = {
+            "task": "sequence",
+            "goal": "regress",
+            "data": {"examples": 4000, "input_shape": [100, 2], "outputs": 1},
+        }
+        TARGETS.setdefault(name, 0.9)
+    elif name == "digits-rows":
+        sample, best = _digits_rows(), None
+        spec = {
+            "task": "sequence",
+            "data": {"examples": sample.examples, "input_shape": [8, 8], "outputs": 10},
+        }
+        TARGETS.setdefault(name, 0.95)
     elif name in GENERATION:  # drawn in bench.advice_gen; the spec is all `evaluate` needs here
         spec = {"task": "generation", "generation": "random", "data": {"examples": 4000, "input_shape": [2]}}
         sample, best = Sample(np.zeros((1, 2), np.float32), None, "none", []), 1.0

@@ -40,6 +40,11 @@ class SpecField:
     maximum: float | None = None
     choices: tuple[str | int, ...] | Callable[[], tuple[str, ...]] = ()
     help: str = ""
+    tasks: tuple[str, ...] = ()  # the tasks it belongs to (empty: every task); the wizard shows it for those
+
+    def applies(self, task: str | None) -> bool:
+        """Whether the field belongs to `task` (every field while no task is chosen)."""
+        return not self.tasks or task is None or task in self.tasks
 
     @property
     def path(self) -> str:
@@ -51,7 +56,7 @@ class SpecField:
 
 FIELDS: tuple[SpecField, ...] = (
     SpecField("", "task", "choice", required=True, choices=TASKS),
-    SpecField("", "generation", "choice", nullable=True, choices=GENERATIONS),
+    SpecField("", "generation", "choice", nullable=True, choices=GENERATIONS, tasks=("generation",)),
     SpecField("", "goal", "choice", nullable=True, choices=GOALS),
     SpecField("data", "examples", "int", required=True, minimum=1),
     SpecField("data", "input_shape", "ints", required=True, minimum=1),
@@ -76,6 +81,18 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("hardware", "link", "choice", choices=LINKS),
     SpecField("hardware", "storage", "choice", choices=STORAGES),
     SpecField("target", "accuracy", "number", nullable=True, minimum=0, maximum=1),
+    # a generation task's target: the classifier two-sample score its samples should reach
+    # (advisor/probe/learning/generation.py; 1: a classifier cannot tell generated from real examples)
+    SpecField(
+        "target",
+        "two_sample",
+        "number",
+        nullable=True,
+        minimum=0,
+        maximum=1,
+        help="generation only: 0 to 1, 1 = generated cannot be told from real",
+        tasks=("generation",),
+    ),
     SpecField("target", "time_budget_hours", "number", nullable=True, help="> 0"),
 )
 

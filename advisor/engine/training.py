@@ -50,7 +50,7 @@ _CONTRASTIVE = ("sgd", 0.01, "train.optimizer.cd")  # Hinton 2010 §4: 0.01 is a
 def start_batch(family: Family, input_shape: list[int], examples: int) -> tuple[int, str]:
     """The mini-batch to start from and why."""
     if family.batch == BATCH_RECURRENT:
-        size, why = BATCH_RNN, "recurrent network: S used 128 for its LSTMs"
+        size, why = BATCH_RNN, f"{family.title} over time steps: S used 128 for its LSTMs"
     elif (
         family.batch == BATCH_IMAGE
         and len(input_shape) == 3

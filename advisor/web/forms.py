@@ -124,6 +124,11 @@ class SpecForm(forms.Form):
         choices=lambda: _catalog_choices(engine.storage_catalog(), "ssd"), required=False, label="Storage"
     )
     accuracy = forms.FloatField(required=False, label="Accuracy target", help_text="0 to 1, e.g. 0.98")
+    two_sample = forms.FloatField(
+        required=False,
+        label="Two-sample score target",
+        help_text="generation only: 0 to 1, 1 = a classifier cannot tell generated from real",
+    )
     time_budget_hours = forms.FloatField(required=False, label="Time budget (hours)")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -146,9 +151,10 @@ class SpecForm(forms.Form):
                 spec[section][name] = value
             else:
                 spec[name] = value
-        if spec.get("task") != "generation":
-            # The field stays on the page when the task changes; it only belongs to generation tasks.
-            spec["generation"] = None
+        for field in FIELDS:
+            if not field.applies(spec.get("task")):
+                # it stays on the page when the task changes, but belongs to other tasks (fields.py)
+                (spec[field.section] if field.section else spec)[field.name] = None
         return spec
 
     def spec_errors(self) -> dict[str, list[str]]:

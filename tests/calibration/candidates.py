@@ -99,6 +99,30 @@ def rnn(kind: str = "RNN") -> dict[str, Any]:
     )
 
 
+def tcn() -> dict[str, Any]:
+    """Two residual blocks of dilated causal convolutions (the second's shortcut the identity), then the last
+    step's classes: Bai et al. 2018's temporal convolutional network, small."""
+
+    def block(inputs: int, dilation: int) -> list[dict[str, Any]]:
+        body = [
+            L("CausalConv1d", in_channels=inputs, out_channels=8, kernel_size=3, dilation=dilation),
+            L("ReLU"),
+            L("CausalConv1d", in_channels=8, out_channels=8, kernel_size=3, dilation=dilation),
+            L("ReLU"),
+        ]
+        shortcut = (
+            [] if inputs == 8 else [L("CausalConv1d", in_channels=inputs, out_channels=8, kernel_size=1)]
+        )
+        return [L("Residual", body=body, shortcut=shortcut), L("ReLU")]
+
+    return _candidate(
+        "tcn",
+        {"model": [*block(5, 1), *block(8, 2), L("LastStep"), L("Linear", in_features=8, out_features=4)]},
+        _io([7, 5], "class", 4),
+        "cross_entropy",
+    )
+
+
 def lstm_tokens() -> dict[str, Any]:
     """Sequence generation over tokens: a label per time step, logits [B, T, V]."""
     return _candidate(
@@ -166,7 +190,9 @@ ALL_FAMILIES = {
     "cnn": cnn,
     "dn": dn,
     "rnn": rnn,
+    "gru": lambda: rnn("GRU"),
     "lstm": lstm_tokens,
+    "tcn": tcn,
     "gan": gan,
     "vae": vae,
     "rbm": rbm,

@@ -56,9 +56,18 @@ TABLE = [
         spec("generation", [1, 16, 16]),
         "any",
     ),
+    (
+        "net.generation.dn",
+        spec("generation", [1, 28, 28], generation="controlled"),
+        spec("generation", [1, 28, 28]),
+        "any",
+    ),
     ("net.vision.cnn", MNIST, TABULAR, "any"),
     ("net.vision.dbn", MNIST, spec("vision", [1, 28, 28], goal="compress"), "any"),
     ("net.sequence.lstm", SERIES, TABULAR, "any"),
+    ("net.sequence.gru", SERIES, MNIST, "any"),
+    ("net.sequence.tcn", TOKENS, MNIST, "any"),
+    ("net.time.first", SERIES, MNIST, "0"),  # several networks expected to reach the target; MNIST: one CNN
     ("net.published", IMAGENET, CIFAR, "any"),
     ("net.shallow.first", TABULAR, LARGE_IMAGES, "any"),
     ("net.deep.structure", MNIST, TABULAR, "any"),
@@ -72,6 +81,7 @@ TABLE = [
     ("size.oversize", spec("tabular", [1000], outputs=10, examples=50), TABULAR, "any"),
     ("size.capacity", spec("tabular", [20], outputs=3, target={"accuracy": 0.95}), TABULAR, "any"),
     ("size.recurrent", SERIES, TABULAR, "any"),
+    ("size.temporal", SERIES, TABULAR, "any"),
     ("size.exceeds.memory", spec("tabular", [1_000_000], outputs=10), TABULAR, "any"),
     ("init.small", TABULAR, spec("tabular", [20], goal="compress"), "0|2"),  # candidate 2: the RBM
     ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
@@ -214,6 +224,9 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
                 "Krizhevsky",
                 "Joulin",
                 "LeCun",
+                "Bai",
+                "Cho",
+                "Dosovitskiy",
             )
         )
     catalog[0]["text"] = "changed"
@@ -226,8 +239,11 @@ def test_it_orders_candidates_as_patterson_says() -> None:
 
     assert families(spec("generation", [3, 32, 32]))[:2] == ["gan", "vae"]
     assert families(spec("generation", [3, 32, 32], generation="controlled"))[:2] == ["vae", "gan"]
-    assert families(spec("generation", [16], vocab_size=40))[0] == "lstm"
-    assert families(SERIES) == ["lstm", "rnn", "ffn"]  # the shallow baseline last, as for small images
+    # data over time: the three networks expected to reach the target first (in the order of the time they
+    # need: test_time_first.py), then the RNN, then the shallow baseline last, as for small images
+    over_time = {"lstm", "gru", "tcn"}
+    assert set(families(spec("generation", [16], vocab_size=40))[:3]) == over_time
+    assert set(families(SERIES)[:3]) == over_time and families(SERIES)[3:] == ["rnn", "ffn"]
     assert families(MNIST)[0] == "cnn"
     assert families(spec("vision", [1, 28, 28], outputs=10, labelled_fraction=0.1))[0] == "dbn"
     tabular = recommend(TABULAR)["candidates"]

@@ -1,12 +1,12 @@
-"""Recurrent families: LSTM (first for data over time) and plain RNN (the alternative), on features or
-tokens."""
+"""Recurrent families: LSTM, GRU (Cho et al. 2014: two gates instead of the LSTM's three and no separate
+cell state) and the plain RNN, on features or tokens."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
-from advisor.engine.families import LSTM, RNN
+from advisor.engine.families import GRU, LSTM, RNN
 from advisor.engine.families.dense import head
 from advisor.engine.families.family import Family
 from advisor.engine.families.roles import MODEL
@@ -16,7 +16,7 @@ from advisor.engine.sizing import capacity, capacity_reason, fits_data, round_wi
 
 LAYERS = 2  # Shi et al. 2016: "2 LSTM layers" (LSTM-32/64); also Zaremba et al. 2014's medium model
 MAX_HIDDEN = 1024
-CELLS = {LSTM: "LSTM", RNN: "RNN"}  # the layer kind each recurrent family stacks
+CELLS = {LSTM: "LSTM", GRU: "GRU", RNN: "RNN"}  # the layer kind each recurrent family stacks
 
 
 def hidden_for(spec: dict[str, Any]) -> int:
@@ -35,7 +35,7 @@ MIN_HIDDEN = 16
 
 
 def recurrent(spec: dict[str, Any], family: Family) -> Draft:
-    """A family of CELLS: LSTM or RNN. The width halves (not below MIN_HIDDEN) until the
+    """A family of CELLS: LSTM, GRU or RNN. The width halves (not below MIN_HIDDEN) until the
     weights fit the data (sizing.fits_data): a 10,000-word vocabulary at 768 units is 17 M weights, far more
     than 25,000 reviews can pin down."""
     hidden = hidden_for(spec)

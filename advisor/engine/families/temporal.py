@@ -1,0 +1,135 @@
+"""The temporal convolutional network (TCN) for series and token sequences (Bai, Kolter & Koltun 2018, "An
+Empirical Evaluation of Generic Convolutional and Recurrent Networks for Sequence Modeling", §3): stacked
+residual blocks of dilated causal convolutions, the dilation doubling per level, so the last step's output
+sees the whole sequence; every step is computed at once, not one after another as in a recurrent network.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.families import TCN
+from advisor.engine.families.dense import head
+from advisor.engine.families.roles import MODEL
+from advisor.engine.layers import Layer, count, layer
+from advisor.engine.rules import reason
+from advisor.engine.sizing import capacity_reason, fits_data, round_width, shrunk_reason, targets
+
+# Bai et al. 2018 used kernels of 2-8: 3 on music and text (their Table 2 tasks of real data), 6-8 on the
+# long synthetic ones; 3 keeps the first levels fine-grained and lets the dilations reach far
+KERNEL = 3
+CONVS_PER_BLOCK = 2  # §3.3: two dilated causal convolutions, each followed by its ReLU, then the residual
+MAX_LEVELS = 12  # a receptive field of 1 + 2 x 2 x 4,095 = 16,381 steps
+MIN_CHANNELS = 16
+
+
+def receptive_field(levels: int, kernel: int = KERNEL) -> int:
+    """Steps the last output sees: each level's two convolutions reach (kernel - 1) x 2^level steps back."""
+    return 1 + CONVS_PER_BLOCK * (kernel - 1) * ((1 << levels) - 1)
+
+
+def levels_for(steps: int, kernel: int = KERNEL) -> int:
+    """The fewest levels whose receptive field covers the sequence (§3.2: the history a prediction needs)."""
+    levels = 1
+    while levels < MAX_LEVELS and receptive_field(levels, kernel) < steps:
+        levels += 1
+    return levels
+
+
+def channels_for(spec: dict[str, Any]) -> int:
+    """As wide as the recurrent candidates' units (recurrent.hidden_for), so that both read the same rule:
+    Bai et al. compared TCNs and LSTMs of about equal size."""
+    from advisor.engine.families.recurrent import hidden_for
+
+    return int(hidden_for(spec))
+
+
+def tcn(spec: dict[str, Any]) -> Draft:
+    """The channels halve (not below MIN_CHANNELS) until the weights fit the data (sizing.fits_data), as the
+    recurrent candidates' units do."""
+    wanted = channels_for(spec)
+    channels = wanted
+    draft = _tcn(spec, channels)
+    examples = targets(spec)
+    while channels > MIN_CHANNELS and not fits_data(_parameters(draft), examples):
+        channels = max(MIN_CHANNELS, round_width(channels / 2))
+        draft = _tcn(spec, channels)
+    if channels < wanted:
+        draft.reasons = [r for r in draft.reasons if r["rule"] != "size.capacity"]
+        draft.reasons.append(shrunk_reason("Channels", wanted, channels, _parameters(draft), examples))
+    return draft
+
+
+def _parameters(draft: Draft) -> int:
+    return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
+
+
+def block(inputs: int, channels: int, dilation: int) -> list[Layer]:
+    """One residual block (§3.3): body = two causal convolutions of `dilation`, each with its ReLU; the
+    shortcut is the identity, or a 1x1 convolution where the channel count changes; ReLU after the sum."""
+    body = [
+        layer(
+            "CausalConv1d", in_channels=inputs, out_channels=channels, kernel_size=KERNEL, dilation=dilation
+        ),
+        layer("ReLU"),
+        layer(
+            "CausalConv1d", in_channels=channels, out_channels=channels, kernel_size=KERNEL, dilation=dilation
+        ),
+        layer("ReLU"),
+    ]
+    shortcut = (
+        []
+        if inputs == channels
+        else [layer("CausalConv1d", in_channels=inputs, out_channels=channels, kernel_size=1)]
+    )
+    return [layer("Residual", body=body, shortcut=shortcut), layer("ReLU")]
+
+
+def _tcn(spec: dict[str, Any], channels: int) -> Draft:
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    steps = int(data["input_shape"][0])
+    generating = spec["task"] == "generation"
+    levels = levels_for(steps)
+    model: list[Layer] = []
+    reasons: list[dict[str, Any]] = []
+    if vocab is not None:
+        model.append(layer("Embedding", num_embeddings=vocab, embedding_dim=channels))
+        width = channels
+        reasons.append(
+            reason(
+                "net.tokens.embedding",
+                f"Token input: an embedding turns each of {vocab:,} token ids into {channels} numbers.",
+            )
+        )
+    else:
+        width = int(data["input_shape"][-1])
+    inputs = width
+    for level in range(levels):
+        model += block(inputs, channels, 2**level)
+        inputs = channels
+    if generating and vocab is not None:
+        # next-token logits at every step: [B, T, vocab]; causal, so step t sees the steps up to t only
+        model.append(layer("Linear", in_features=channels, out_features=vocab))
+        io = io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab)
+        loss = "cross_entropy"
+    elif generating:
+        model += [layer("LastStep"), layer("Linear", in_features=channels, out_features=width)]
+        io = io_dict(data["input_shape"], "value", width)
+        loss = "mse"
+    else:
+        target, outputs, loss = head(spec)
+        model += [layer("LastStep"), layer("Linear", in_features=channels, out_features=outputs)]
+        io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
+    reach = receptive_field(levels)
+    reasons.append(
+        reason(
+            "size.temporal",
+            f"{levels} residual blocks of {channels} channels, each two causal convolutions of kernel "
+            f"{KERNEL} dilated by {', '.join(str(2**i) for i in range(levels))}: the last step sees "
+            f"{reach:,} steps back, covering your {steps:,}.",
+        )
+    )
+    reasons += capacity_reason(spec, "Channels")
+    return Draft(TCN.key, "deep", {MODEL: model}, [channels] * levels, io, loss, reasons)

@@ -1,0 +1,120 @@
+"""Rule net.time.first: among the candidates the rules expect to reach the target, the one the device is
+predicted to bring there soonest comes first; the others keep their places (advisor/engine/ordering.py)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from advisor.engine import recommend
+from advisor.engine.families import title_of
+from advisor.engine.ordering import time_first
+from advisor.engine.profile import DeviceProfile
+from tests.engine.profiles import synthetic_profile
+from tests.engine.specs import GPU, spec
+
+OVER_TIME = {"lstm", "gru", "tcn"}
+SERIES = spec("sequence", [50, 12], outputs=4)
+TOKENS = spec("sequence", [32], vocab_size=1_000, outputs=4, target={"accuracy": 0.9})
+TOKEN_GENERATION = spec("generation", [16], vocab_size=40)
+
+
+def _candidate(family: str, epochs: int = 10) -> dict[str, Any]:
+    return {"family": family, "training": {"epochs": epochs}, "reasons": []}
+
+
+# (families in the rules' order, contenders, seconds per epoch by family, epochs by family, expected order)
+TABLE = [
+    # the contenders sorted into the places they hold; the others stay
+    (
+        ["lstm", "gru", "tcn", "rnn"],
+        [0, 1, 2],
+        {"lstm": 3, "gru": 2, "tcn": 1},
+        {},
+        ["tcn", "gru", "lstm", "rnn"],
+    ),
+    (
+        ["lstm", "gru", "tcn", "rnn"],
+        [0, 1, 2],
+        {"lstm": 1, "gru": 2, "tcn": 3},
+        {},
+        ["lstm", "gru", "tcn", "rnn"],
+    ),
+    # a tie keeps the rules' order
+    (["lstm", "gru", "tcn"], [0, 1, 2], {"lstm": 2, "gru": 2, "tcn": 2}, {}, ["lstm", "gru", "tcn"]),
+    # epochs count: slower per epoch but needing a third of them
+    (["lstm", "tcn"], [0, 1], {"lstm": 1, "tcn": 2}, {"lstm": 30, "tcn": 10}, ["tcn", "lstm"]),
+    # contenders need not lead: only their own places are reordered
+    (["dbn", "cnn", "vae", "ffn"], [1, 2], {"cnn": 5, "vae": 1}, {}, ["dbn", "vae", "cnn", "ffn"]),
+    # one contender, or none: nothing to decide
+    (["cnn", "ffn"], [0], {"cnn": 9, "ffn": 1}, {}, ["cnn", "ffn"]),
+    (["ffn", "ffn"], [], {"ffn": 1}, {}, ["ffn", "ffn"]),
+]
+
+
+@pytest.mark.parametrize(("families", "contenders", "seconds", "epochs", "expected"), TABLE)
+def test_it_orders_the_contenders_by_predicted_time_to_the_target(
+    families: list[str],
+    contenders: list[int],
+    seconds: dict[str, float],
+    epochs: dict[str, int],
+    expected: list[str],
+) -> None:
+    candidates = [_candidate(f, epochs.get(f, 10)) for f in families]
+    ordered, reasons = time_first(
+        candidates, contenders, lambda c: (seconds[c["family"]], "catalog"), "your 4 CPU cores"
+    )
+    assert [c["family"] for c in ordered] == expected
+    if len(contenders) < 2:
+        assert reasons == [] and all(not c["reasons"] for c in ordered)
+        return
+    assert [r["rule"] for r in reasons] == ["net.time.first"]
+    assert f"the {title_of(ordered[min(contenders)]['family'])} is predicted" in reasons[0]["text"]
+    for place in contenders:
+        assert ordered[place]["reasons"][0]["rule"] == "net.time.first"
+    assert "the fastest" in ordered[min(contenders)]["reasons"][0]["text"]
+
+
+def _families(rec: dict[str, Any]) -> list[str]:
+    return [c["family"] for c in rec["candidates"]]
+
+
+@pytest.mark.parametrize(
+    "task_spec",
+    [SERIES, TOKENS, TOKEN_GENERATION, {**SERIES, "hardware": GPU}],
+    ids=["series", "tokens", "token-generation", "series-gpu"],
+)
+def test_it_puts_the_network_predicted_soonest_at_the_target_first(task_spec: dict[str, Any]) -> None:
+    rec = recommend(task_spec)
+    first_three = rec["candidates"][:3]
+    assert {c["family"] for c in first_three} == OVER_TIME
+    times = [c["estimate"]["seconds_to_train"] for c in first_three]  # the epochs are the budget's
+    assert times == sorted(times)
+    assert "net.time.first" in {r["rule"] for r in rec["reasons"]}
+    assert rec["candidates"][0]["reasons"][0]["rule"] == "net.time.first"
+
+
+def _profile(conv1d_scale: float) -> DeviceProfile:
+    """The synthetic profile with its causal convolutions `conv1d_scale` times as costly as its 2-D ones."""
+    profile = copy.deepcopy(synthetic_profile())
+    for rates in profile["threads"].values():
+        rates["conv1d"] = [[work, seconds * conv1d_scale] for work, seconds in rates["conv"]]
+    return profile
+
+
+@pytest.mark.parametrize(("scale", "first"), [(0.01, "tcn"), (100.0, "lstm|gru")])
+def test_it_follows_the_devices_profile(scale: float, first: str) -> None:
+    rec = recommend(SERIES, profile=_profile(scale), device="cpu-test")
+    assert _families(rec)[0] in first.split("|")
+    if first == "tcn":
+        assert _families(recommend(SERIES, profile=_profile(100.0), device="cpu-test"))[2] == "tcn"
+    text = next(r["text"] for r in rec["reasons"] if r["rule"] == "net.time.first")
+    assert "profiled estimate" in text
+
+
+def test_it_keeps_a_single_contender_where_it_was() -> None:
+    rec = recommend(spec("vision", [1, 28, 28], outputs=10))
+    assert _families(rec) == ["cnn", "ffn"]
+    assert "net.time.first" not in {r["rule"] for r in rec["reasons"]}
