@@ -6,7 +6,7 @@ from typing import Any
 
 from advisor.engine import families
 from advisor.engine.families import GAN, VAE
-from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, LOSS_CD1, Family
+from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, BATCH_TEMPORAL, LOSS_CD1, Family
 from advisor.engine.rules import reason
 
 INIT_SCALE = 0.1  # W §III-A: start weights "at low values like 0.1"
@@ -20,6 +20,10 @@ MOMENTUM = 0.9
 BATCH_FULLY_CONNECTED = 64
 BATCH_CNN_LARGE = 16
 BATCH_RNN = 128
+# Bai, Kolter & Koltun 2018's reference implementation (github.com/locuslab/TCN) trains its TCNs at 32 on the
+# adding problem, copy memory and characters (64 on sequential MNIST, 16 on words): a temporal convolution's
+# work per step is batch x time steps wide, so a small batch keeps the device busy where an LSTM's is not
+BATCH_TCN = 32
 LARGE_IMAGE_PIXELS = 128 * 128  # at or above this, a CNN's activations per example dominate: start at 16
 
 # Krizhevsky et al. 2012 trained AlexNet for "roughly 90 cycles"; torchvision's reference recipe trains
@@ -51,6 +55,8 @@ def start_batch(family: Family, input_shape: list[int], examples: int) -> tuple[
     """The mini-batch to start from and why."""
     if family.batch == BATCH_RECURRENT:
         size, why = BATCH_RNN, f"{family.title} over time steps: S used 128 for its LSTMs"
+    elif family.batch == BATCH_TEMPORAL:
+        size, why = BATCH_TCN, "temporal convolutional network: Bai et al.'s reference code used 32"
     elif (
         family.batch == BATCH_IMAGE
         and len(input_shape) == 3

@@ -31,6 +31,7 @@ from advisor.engine.families.family import (
     BACKPROP,
     BATCH_IMAGE,
     BATCH_RECURRENT,
+    BATCH_TEMPORAL,
     CONTRASTIVE,
     PRETRAINED,
     VARIATIONAL,
@@ -47,7 +48,7 @@ DN = Family("dn", "deconvolutional network", (MODEL,), BACKPROP, BATCH_IMAGE)
 RNN = Family("rnn", "recurrent network", (MODEL,), BACKPROP, BATCH_RECURRENT)
 LSTM = Family("lstm", "LSTM network", (MODEL,), BACKPROP, BATCH_RECURRENT)
 GRU = Family("gru", "GRU network", (MODEL,), BACKPROP, BATCH_RECURRENT)  # Cho et al. 2014
-TCN = Family("tcn", "temporal convolutional network", (MODEL,), BACKPROP, BATCH_RECURRENT)  # Bai et al. 2018
+TCN = Family("tcn", "temporal convolutional network", (MODEL,), BACKPROP, BATCH_TEMPORAL)  # Bai et al. 2018
 GAN = Family("gan", "generative adversarial network", (GENERATOR, DISCRIMINATOR), ADVERSARIAL)
 VAE = Family("vae", "variational auto-encoder", (ENCODER, DECODER), VARIATIONAL)
 

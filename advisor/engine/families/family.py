@@ -11,6 +11,7 @@ from dataclasses import dataclass
 BATCH_DENSE = "fully connected"
 BATCH_IMAGE = "convolutional"  # smaller on large images
 BATCH_RECURRENT = "recurrent"
+BATCH_TEMPORAL = "temporal convolutional"  # Bai et al.'s reference implementation of its TCN
 
 # The `training.loss` of the families whose step fixes it (the others take their goal's: dense.head); the
 # GAN's loss is named after it.

@@ -16,20 +16,23 @@ from advisor.engine.layers import Layer, count, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity_reason, fits_data, round_width, shrunk_reason, targets
 
-# Bai et al. 2018 used kernels of 2-8: 3 on music and text (their Table 2 tasks of real data), 6-8 on the
-# long synthetic ones; 3 keeps the first levels fine-grained and lets the dilations reach far
-KERNEL = 3
+# Bai et al.'s reference implementation (github.com/locuslab/TCN) has two regimes. A whole sequence to one
+# answer (the adding problem, sequential MNIST): kernel 7, 25-30 channels, 8 levels for 400-784 steps. The
+# next step at every step (character, word and music models): kernel 3, 150-600 channels.
+WHOLE_KERNEL = 7
+WHOLE_CHANNELS = 32  # its 25 and 30, rounded up to a multiple of 8
+STEP_KERNEL = 3
 CONVS_PER_BLOCK = 2  # §3.3: two dilated causal convolutions, each followed by its ReLU, then the residual
-MAX_LEVELS = 12  # a receptive field of 1 + 2 x 2 x 4,095 = 16,381 steps
+MAX_LEVELS = 12
 MIN_CHANNELS = 16
 
 
-def receptive_field(levels: int, kernel: int = KERNEL) -> int:
+def receptive_field(levels: int, kernel: int) -> int:
     """Steps the last output sees: each level's two convolutions reach (kernel - 1) x 2^level steps back."""
     return 1 + CONVS_PER_BLOCK * (kernel - 1) * ((1 << levels) - 1)
 
 
-def levels_for(steps: int, kernel: int = KERNEL) -> int:
+def levels_for(steps: int, kernel: int) -> int:
     """The fewest levels whose receptive field covers the sequence (§3.2: the history a prediction needs)."""
     levels = 1
     while levels < MAX_LEVELS and receptive_field(levels, kernel) < steps:
@@ -37,12 +40,21 @@ def levels_for(steps: int, kernel: int = KERNEL) -> int:
     return levels
 
 
+def _next_step(spec: dict[str, Any]) -> bool:
+    """Predicting the next step at every step (generation) rather than one answer for the whole sequence."""
+    return bool(spec["task"] == "generation")
+
+
 def channels_for(spec: dict[str, Any]) -> int:
-    """As wide as the recurrent candidates' units (recurrent.hidden_for), so that both read the same rule:
-    Bai et al. compared TCNs and LSTMs of about equal size."""
+    """A whole sequence: WHOLE_CHANNELS, at least the features per step (W §III-B); the next step: as wide as
+    the recurrent candidates' units (recurrent.hidden_for: Shi et al.'s 128-512 by vocabulary), as the
+    reference's language models are wider than its classifiers."""
     from advisor.engine.families.recurrent import hidden_for
 
-    return int(hidden_for(spec))
+    if _next_step(spec):
+        return int(hidden_for(spec))
+    features = 1 if spec["data"]["vocab_size"] is not None else int(spec["data"]["input_shape"][-1])
+    return round_width(max(WHOLE_CHANNELS, features))
 
 
 def tcn(spec: dict[str, Any]) -> Draft:
@@ -65,16 +77,16 @@ def _parameters(draft: Draft) -> int:
     return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
-def block(inputs: int, channels: int, dilation: int) -> list[Layer]:
+def block(inputs: int, channels: int, kernel: int, dilation: int) -> list[Layer]:
     """One residual block (§3.3): body = two causal convolutions of `dilation`, each with its ReLU; the
     shortcut is the identity, or a 1x1 convolution where the channel count changes; ReLU after the sum."""
     body = [
         layer(
-            "CausalConv1d", in_channels=inputs, out_channels=channels, kernel_size=KERNEL, dilation=dilation
+            "CausalConv1d", in_channels=inputs, out_channels=channels, kernel_size=kernel, dilation=dilation
         ),
         layer("ReLU"),
         layer(
-            "CausalConv1d", in_channels=channels, out_channels=channels, kernel_size=KERNEL, dilation=dilation
+            "CausalConv1d", in_channels=channels, out_channels=channels, kernel_size=kernel, dilation=dilation
         ),
         layer("ReLU"),
     ]
@@ -90,8 +102,9 @@ def _tcn(spec: dict[str, Any], channels: int) -> Draft:
     data = spec["data"]
     vocab = data["vocab_size"]
     steps = int(data["input_shape"][0])
-    generating = spec["task"] == "generation"
-    levels = levels_for(steps)
+    generating = _next_step(spec)
+    kernel = STEP_KERNEL if generating else WHOLE_KERNEL
+    levels = levels_for(steps, kernel)
     model: list[Layer] = []
     reasons: list[dict[str, Any]] = []
     if vocab is not None:
@@ -107,7 +120,7 @@ def _tcn(spec: dict[str, Any], channels: int) -> Draft:
         width = int(data["input_shape"][-1])
     inputs = width
     for level in range(levels):
-        model += block(inputs, channels, 2**level)
+        model += block(inputs, channels, kernel, 1 << level)
         inputs = channels
     if generating and vocab is not None:
         # next-token logits at every step: [B, T, vocab]; causal, so step t sees the steps up to t only
@@ -122,14 +135,16 @@ def _tcn(spec: dict[str, Any], channels: int) -> Draft:
         target, outputs, loss = head(spec)
         model += [layer("LastStep"), layer("Linear", in_features=channels, out_features=outputs)]
         io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
-    reach = receptive_field(levels)
+    reach = receptive_field(levels, kernel)
     reasons.append(
         reason(
             "size.temporal",
-            f"{levels} residual blocks of {channels} channels, each two causal convolutions of kernel "
-            f"{KERNEL} dilated by {', '.join(str(2**i) for i in range(levels))}: the last step sees "
+            f"{levels} residual block{'s' if levels > 1 else ''} of {channels} channels, each two causal "
+            f"convolutions of kernel "
+            f"{kernel} dilated by {', '.join(str(2**i) for i in range(levels))}: the last step sees "
             f"{reach:,} steps back, covering your {steps:,}.",
         )
     )
-    reasons += capacity_reason(spec, "Channels")
+    if generating:
+        reasons += capacity_reason(spec, "Channels")
     return Draft(TCN.key, "deep", {MODEL: model}, [channels] * levels, io, loss, reasons)
