@@ -1,8 +1,8 @@
 """Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
-the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, and container kinds the engine
-may add), which live in CUSTOM_KINDS below.
+the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, `Gaussian`, and container
+kinds the engine may add), which live in CUSTOM_KINDS below.
 """
 
 from __future__ import annotations
@@ -53,6 +53,19 @@ class Reshape(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.reshape(x.shape[0], *self.shape)
+
+
+class Gaussian(nn.Module):
+    """A Gaussian decoder's output (Kingma & Welling 2014, App. C.2): passes the mean through and holds one
+    learned log-variance per value, started at 0 (variance 1); the VAE's `elbo_gaussian` step reads it for
+    the likelihood and `advisor.probe.learning.generation.generate` for the samples' noise."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.log_variance = nn.Parameter(torch.zeros(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
 
 
 class LastStep(nn.Module):
@@ -139,6 +152,7 @@ CUSTOM_KINDS: dict[str, Callable[[Mapping[str, Any]], nn.Module]] = {
     "RBM": lambda a: RBM(int(a["visible"]), int(a["hidden"])),
     "Reshape": lambda a: Reshape(a["shape"]),
     "LastStep": lambda a: LastStep(),
+    "Gaussian": lambda a: Gaussian(int(a["features"])),
     "CausalConv1d": lambda a: CausalConv1d(**a),
     "Residual": _build_residual,
     "Concat": _build_concat,

@@ -200,9 +200,13 @@ def _generation(spec: dict[str, Any]) -> Choice:
             *_over_time_reasons(),
         ]
         return [*_over_time(spec), recurrent.recurrent(spec, RNN)], reasons
-    if kind == "random":
+    if kind == "random" and len(shape) == 3:
         reasons = [reason("net.generation.random")]
         result = [generative.gan(spec), generative.vae(spec)]
+    elif kind == "random":
+        # vectors and series: the VAE, whose likelihood covers every mode with its spread, before the GAN
+        reasons = [reason("net.generation.random"), reason("net.generation.vector")]
+        result = [generative.vae(spec), generative.gan(spec)]
     else:
         reasons = [reason("net.generation.controlled")]
         result = [generative.vae(spec), generative.gan(spec)]

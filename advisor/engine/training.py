@@ -29,6 +29,10 @@ LARGE_IMAGE_PIXELS = 128 * 128  # at or above this, a CNN's activations per exam
 # Krizhevsky et al. 2012 trained AlexNet for "roughly 90 cycles"; torchvision's reference recipe trains
 # AlexNet, GoogLeNet and ResNet-50 for 90 epochs on ImageNet
 PUBLISHED_EPOCHS = 90
+# A GAN or VAE trained from noise gets this many times the supervised budget: measured on bench advice's
+# 8-Gaussian ring (bench/results/advice_amd-epyc-2c_generation/README.md), its two-sample score still rose
+# after the supervised budget's 100 passes and stopped rising near 4x (early stopping ends it there)
+GENERATOR_EPOCHS = 4
 
 # (optimiser, learning rate, rule) per family; every other network trained by backpropagation gets Adam at
 # Kingma & Ba's default rate. Measured (bench/results/advice_intel-xeon-2c/README.md): SGD 0.01 with momentum
@@ -99,7 +103,12 @@ def setup(
         optimiser, rate, rule = _CONTRASTIVE
     elif published is not None:
         optimiser, rate, rule = _PUBLISHED
-    epochs = PUBLISHED_EPOCHS if published is not None else epochs_for(examples, spec["target"]["accuracy"])
+    # an accuracy target means nothing to a generation task (its target is target.two_sample)
+    accuracy = None if spec["task"] == "generation" else spec["target"]["accuracy"]
+    epochs = PUBLISHED_EPOCHS if published is not None else epochs_for(examples, accuracy)
+    generator = family in (GAN.key, VAE.key)
+    if generator and published is None:
+        epochs *= GENERATOR_EPOCHS
     training: dict[str, Any] = {
         "batch_size": batch,
         "init_scale": RBM_INIT_SCALE if loss == "cd1" else INIT_SCALE,
@@ -132,7 +141,12 @@ def setup(
             "train.epochs",
             f"Up to {epochs} passes over your {examples:,} examples"
             + (" (the published schedule)" if published is not None else "")
-            + ", stopping early when the hold-out error stops improving.",
+            + (
+                f" ({GENERATOR_EPOCHS}x a supervised network's: a generator has no fixed target to settle "
+                "on), stopping early when the generated examples stop passing better for held-out ones."
+                if generator
+                else ", stopping early when the hold-out error stops improving."
+            ),
         ),
     ]
     return training, reasons

@@ -168,6 +168,19 @@ def vae() -> dict[str, Any]:
     )
 
 
+def vae_gaussian() -> dict[str, Any]:
+    """A VAE for vectors: its decoder's Gaussian layer holds the learned variances (loss elbo_gaussian)."""
+    return _candidate(
+        "vae",
+        {
+            "encoder": dense_layers([6, 16, 2 * 3], "ReLU"),
+            "decoder": [*dense_layers([3, 16, 6], "ReLU"), L("Gaussian", features=6)],
+        },
+        _io([6], "none", None, latent_size=3),
+        "elbo_gaussian",
+    )
+
+
 def rbm() -> dict[str, Any]:
     return _candidate("rbm", {"model": [L("RBM", visible=36, hidden=12)]}, _io([36], "none", None), "cd1")
 

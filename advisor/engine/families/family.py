@@ -16,7 +16,9 @@ BATCH_TEMPORAL = "temporal convolutional"  # Bai et al.'s reference implementati
 # The `training.loss` of the families whose step fixes it (the others take their goal's: dense.head); the
 # GAN's loss is named after it.
 LOSS_ADVERSARIAL = "gan"
-LOSS_ELBO = "elbo"
+LOSS_ELBO = "elbo"  # the decoder's sigmoid output is Bernoulli (binary cross-entropy), else squared error
+# the decoder ends in a `Gaussian` layer: Gaussian negative log-likelihood with its learned variance
+LOSS_ELBO_GAUSSIAN = "elbo_gaussian"
 LOSS_CD1 = "cd1"
 
 

@@ -17,8 +17,12 @@ the standardisation, or both on the standardised scale).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
 FOLDS = 5
 
@@ -53,3 +57,34 @@ def two_sample_score(real: np.ndarray, generated: np.ndarray, *, seed: int = 0) 
     """`target.two_sample`'s measure: 1 when a classifier cannot tell `generated` from `real`, 0 when it
     always can."""
     return score_of(two_sample_accuracy(real, generated, seed=seed))
+
+
+def generate(
+    candidate: Mapping[str, Any], nets: Mapping[str, nn.Module], n: int, *, seed: int = 0
+) -> np.ndarray:
+    """`n` examples drawn from a trained generator, [n, *io.input_shape]: a GAN's generator on N(0, I)
+    noise; a VAE's decoder on N(0, I) latent codes, plus its Gaussian decoder's noise (the `Gaussian`
+    layer's learned variance) where it has one (a Bernoulli decoder's sigmoid output is its mean, as images
+    are shown). The networks are left in training mode."""
+    from advisor.engine.families import GAN, VAE, family_of
+    from advisor.engine.families.roles import DECODER, GENERATOR
+
+    family = family_of(candidate)
+    role = {GAN.key: GENERATOR, VAE.key: DECODER}.get(family.key)
+    if role is None:
+        raise ValueError(f"a {family.title} does not generate examples from noise")
+    net = nets[role]
+    shape = [int(s) for s in candidate["io"]["input_shape"]]
+    draw = torch.Generator().manual_seed(seed)
+    device = next(net.parameters()).device
+    net.eval()
+    with torch.no_grad():
+        z = torch.randn(n, int(candidate["io"]["latent_size"]), generator=draw).to(device)
+        out = net(z).reshape(n, -1)
+        noise = getattr(net[-1], "log_variance", None) if isinstance(net, nn.Sequential) else None
+        if noise is not None:
+            out = out + torch.exp(0.5 * noise).reshape(1, -1) * torch.randn(out.shape, generator=draw).to(
+                device
+            )
+    net.train()
+    return np.asarray(out.reshape(n, *shape).cpu().numpy(), dtype=np.float32)
