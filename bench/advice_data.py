@@ -123,16 +123,38 @@ _GROW = ("out_features", "out_channels", "hidden_size", "embedding_dim")
 _TAKE = ("in_features", "in_channels", "input_size")
 
 
+def _scaled(value: int, factor: float) -> int:
+    return max(1, round(value * factor))
+
+
+def _widen_layers(
+    layers: list[dict[str, Any]], factor: float, *, data_in: bool, keep_out: bool
+) -> list[dict[str, Any]]:
+    """`layers` with hidden widths scaled: a layer's input width stays while it is the data's (`data_in`),
+    the last weighted layer's output stays where `keep_out`; a residual block's body and shortcut both read
+    the block's input."""
+    weighted = [i for i, item in enumerate(layers) if any(k in item["args"] for k in _GROW + _TAKE)]
+    last = weighted[-1] if weighted and keep_out else None
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(layers):
+        args = dict(item["args"])
+        if item["kind"] == "Residual":
+            for part in ("body", "shortcut"):
+                args[part] = _widen_layers(args[part], factor, data_in=data_in, keep_out=False)
+            data_in = False
+        elif i in weighted:
+            for key in _TAKE if not data_in else ():
+                if key in args:
+                    args[key] = _scaled(args[key], factor)
+            for key in _GROW if i != last else ():
+                if key in args:
+                    args[key] = _scaled(args[key], factor)
+            data_in = False
+        out.append({**item, "args": args})
+    return out
+
+
 def widen(candidate: dict[str, Any], factor: float) -> dict[str, Any]:
     """The candidate with every hidden width scaled by `factor` (inputs and outputs kept)."""
-    layers = [dict(layer, args=dict(layer["args"])) for layer in candidate["networks"]["model"]]
-    weighted = [i for i, layer in enumerate(layers) if any(k in layer["args"] for k in _GROW + _TAKE)]
-    for i in weighted:
-        args = layers[i]["args"]
-        for key in _GROW if i != weighted[-1] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
-        for key in _TAKE if i != weighted[0] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
+    layers = _widen_layers(candidate["networks"]["model"], factor, data_in=True, keep_out=True)
     return {**candidate, "networks": {"model": layers}, "parameters": None}

@@ -32,7 +32,8 @@ CASES: list[tuple[str, dict[str, Any], set[str]]] = [
     ("plain CPU laptop", TABULAR, set()),
     ("an accuracy target for generation", spec("generation", [3, 32, 32], target={"accuracy": 0.98}),
      {"target.accuracy"}),
-    ("a two-sample target for generation", spec("generation", [3, 32, 32], target={"two_sample": 0.8}), set()),
+    ("a two-sample target for generation", spec("generation", [3, 32, 32], target={"two_sample": 0.8}),
+     set()),
 ]  # fmt: skip
 
 
