@@ -54,11 +54,30 @@ def _parameters(draft: Draft) -> int:
     return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
+def head_over_time(
+    spec: dict[str, Any], hidden: int, features: int
+) -> tuple[list[Layer], dict[str, Any], str]:
+    """What follows a network over time steps of `hidden` units (recurrent or temporal convolutional): its
+    last layers, io and loss. Token generation: next-token logits at every step, [B, T, vocab]; series
+    generation: the next step's `features` from the sequence so far; otherwise the spec's goal from the
+    last step."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    if spec["task"] == "generation" and vocab is not None:
+        tail = [layer("Linear", in_features=hidden, out_features=vocab)]
+        return tail, io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab), "cross_entropy"
+    if spec["task"] == "generation":
+        tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=features)]
+        return tail, io_dict(data["input_shape"], "value", features), "mse"
+    target, outputs, loss = head(spec)
+    tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
+    return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
+
+
 def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
     kind = CELLS[family]
     data = spec["data"]
     vocab = data["vocab_size"]
-    generating = spec["task"] == "generation"
     model: list[Layer] = []
     reasons: list[dict[str, Any]] = []
     if vocab is not None:
@@ -73,22 +92,8 @@ def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
     else:
         width = data["input_shape"][-1]
     model.append(layer(kind, input_size=width, hidden_size=hidden, num_layers=LAYERS, batch_first=True))
-    if generating and vocab is not None:
-        # next-token logits at every step: [B, T, vocab]
-        model.append(layer("Linear", in_features=hidden, out_features=vocab))
-        io = io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab)
-        loss = "cross_entropy"
-    elif generating:
-        # the next step's features from the sequence so far: [B, features]
-        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=width)]
-        io = io_dict(data["input_shape"], "value", width)
-        loss = "mse"
-    else:
-        target, outputs, loss = head(spec)
-        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
-        io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
-    if vocab is not None and generating:
-        io["vocab_size"] = vocab
+    tail, io, loss = head_over_time(spec, hidden, width)
+    model += tail
     reasons.append(
         reason(
             "size.recurrent",

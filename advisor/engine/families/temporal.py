@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.candidate import Draft, io_dict
+from advisor.engine.candidate import Draft
 from advisor.engine.families import TCN
-from advisor.engine.families.dense import head
+from advisor.engine.families.recurrent import head_over_time, hidden_for
 from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, count, layer
 from advisor.engine.rules import reason
@@ -50,8 +50,6 @@ def channels_for(spec: dict[str, Any]) -> int:
     """A whole sequence: WHOLE_CHANNELS, at least the features per step (W §III-B); the next step: as wide as
     the recurrent candidates' units (recurrent.hidden_for: Shi et al.'s 128-512 by vocabulary), as the
     reference's language models are wider than its classifiers."""
-    from advisor.engine.families.recurrent import hidden_for
-
     if _next_step(spec):
         return int(hidden_for(spec))
     features = 1 if spec["data"]["vocab_size"] is not None else int(spec["data"]["input_shape"][-1])
@@ -123,19 +121,8 @@ def _tcn(spec: dict[str, Any], channels: int) -> Draft:
     for level in range(levels):
         model += block(inputs, channels, kernel, 1 << level)
         inputs = channels
-    if generating and vocab is not None:
-        # next-token logits at every step: [B, T, vocab]; causal, so step t sees the steps up to t only
-        model.append(layer("Linear", in_features=channels, out_features=vocab))
-        io = io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab)
-        loss = "cross_entropy"
-    elif generating:
-        model += [layer("LastStep"), layer("Linear", in_features=channels, out_features=width)]
-        io = io_dict(data["input_shape"], "value", width)
-        loss = "mse"
-    else:
-        target, outputs, loss = head(spec)
-        model += [layer("LastStep"), layer("Linear", in_features=channels, out_features=outputs)]
-        io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
+    tail, io, loss = head_over_time(spec, channels, width)  # causal: step t sees the steps up to t only
+    model += tail
     reach = receptive_field(levels, kernel)
     reasons.append(
         reason(
