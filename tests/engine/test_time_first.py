@@ -132,3 +132,18 @@ def test_it_keeps_a_single_contender_where_it_was() -> None:
     rec = recommend(spec("vision", [1, 28, 28], outputs=10))
     assert _families(rec) == ["cnn", "ffn"]
     assert "net.time.first" not in {r["rule"] for r in rec["reasons"]}
+
+
+def test_the_cost_model_times_every_candidate_the_engine_makes() -> None:
+    """Every candidate of the grid (TCNs, GRUs and Gaussian decoders included) gets a profiled time on a
+    CPU plan: the order by time to the target can read any of them."""
+    from tests.engine.specs import grid
+
+    profile = _profile(1.0)
+    for task_spec in grid():
+        rec = recommend(task_spec, profile=profile, device="cpu-test")
+        if rec["hardware_plan"]["device"] != "cpu" or rec["hardware_plan"]["parallelism"] != "none":
+            continue
+        for candidate in rec["candidates"]:
+            assert candidate["estimate"]["basis"] == "profiled"
+            assert candidate["estimate"]["seconds_per_epoch"] > 0, candidate["family"]
