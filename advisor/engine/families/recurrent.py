@@ -54,6 +54,18 @@ def _parameters(draft: Draft) -> int:
     return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
+def front_over_time(spec: dict[str, Any], width: int) -> tuple[list[Layer], list[dict[str, Any]], int]:
+    """What feeds a network over time steps: for token ids an embedding of `width` numbers (and its reason),
+    for features nothing; and the width per step that reaches it."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    if vocab is None:
+        return [], [], int(data["input_shape"][-1])
+    text = f"Token input: an embedding turns each of {vocab:,} token ids into {width} numbers."
+    embedding = layer("Embedding", num_embeddings=vocab, embedding_dim=width)
+    return [embedding], [reason("net.tokens.embedding", text)], width
+
+
 def head_over_time(
     spec: dict[str, Any], hidden: int, features: int
 ) -> tuple[list[Layer], dict[str, Any], str]:
@@ -78,19 +90,7 @@ def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
     kind = CELLS[family]
     data = spec["data"]
     vocab = data["vocab_size"]
-    model: list[Layer] = []
-    reasons: list[dict[str, Any]] = []
-    if vocab is not None:
-        model.append(layer("Embedding", num_embeddings=vocab, embedding_dim=hidden))
-        width = hidden
-        reasons.append(
-            reason(
-                "net.tokens.embedding",
-                f"Token input: an embedding turns each of {vocab:,} token ids into {hidden} numbers.",
-            )
-        )
-    else:
-        width = data["input_shape"][-1]
+    model, reasons, width = front_over_time(spec, hidden)
     model.append(layer(kind, input_size=width, hidden_size=hidden, num_layers=LAYERS, batch_first=True))
     tail, io, loss = head_over_time(spec, hidden, width)
     model += tail

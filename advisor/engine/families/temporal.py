@@ -10,7 +10,7 @@ from typing import Any
 
 from advisor.engine.candidate import Draft
 from advisor.engine.families import TCN
-from advisor.engine.families.recurrent import head_over_time, hidden_for
+from advisor.engine.families.recurrent import front_over_time, head_over_time, hidden_for
 from advisor.engine.families.roles import MODEL
 from advisor.engine.layers import Layer, count, layer
 from advisor.engine.rules import reason
@@ -98,25 +98,11 @@ def block(inputs: int, channels: int, kernel: int, dilation: int) -> list[Layer]
 
 
 def _tcn(spec: dict[str, Any], channels: int) -> Draft:
-    data = spec["data"]
-    vocab = data["vocab_size"]
-    steps = int(data["input_shape"][0])
+    steps = int(spec["data"]["input_shape"][0])
     generating = _next_step(spec)
     kernel = KERNEL
     levels = levels_for(steps, kernel)
-    model: list[Layer] = []
-    reasons: list[dict[str, Any]] = []
-    if vocab is not None:
-        model.append(layer("Embedding", num_embeddings=vocab, embedding_dim=channels))
-        width = channels
-        reasons.append(
-            reason(
-                "net.tokens.embedding",
-                f"Token input: an embedding turns each of {vocab:,} token ids into {channels} numbers.",
-            )
-        )
-    else:
-        width = int(data["input_shape"][-1])
+    model, reasons, width = front_over_time(spec, channels)
     inputs = width
     for level in range(levels):
         model += block(inputs, channels, kernel, 1 << level)
