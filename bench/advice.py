@@ -37,7 +37,7 @@ import numpy as np
 from advisor.engine import recommend
 from advisor.probe.learning import data, train
 from bench import advice_time
-from bench.advice_data import GENERATION, dataset, widen
+from bench.advice_data import GENERATION, SEQUENCES, dataset, widen
 from bench.advice_variants import VARIANTS
 
 SEARCH_RATES = {"adam": (3e-4, 1e-3, 3e-3, 1e-2), "sgd": (3e-3, 1e-2, 3e-2, 1e-1)}
@@ -247,7 +247,7 @@ def report(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-DATASETS = "digits,iris,wine,breast_cancer,diabetes,tokens-count,tokens-order,mixture"
+DATASETS = "digits,iris,wine,breast_cancer,diabetes,tokens-count,tokens-order,adding,digits-rows,mixture"
 
 
 def main(argv: list[str]) -> int:
@@ -267,12 +267,40 @@ def main(argv: list[str]) -> int:
         + ", ".join(VARIANTS)
         + " (bench/advice_variants.py)",
     )
+    parser.add_argument(
+        "--versus",
+        type=Path,
+        default=None,
+        help="instead: today's first candidate against an earlier engine's (stored in this JSON file), CPU "
+        "seconds to the target on the same splits (bench/advice_versus.py); --data defaults to "
+        + ",".join(SEQUENCES),
+    )
+    parser.add_argument(
+        "--store-first",
+        metavar="COMMIT",
+        default=None,
+        help="instead: store COMMIT's first candidates for the data sets' specs in the file --out names",
+    )
     args = parser.parse_args(argv)
+    if args.store_first is not None or args.versus is not None:
+        from bench import advice_versus
+
+        names = SEQUENCES if args.data == DATASETS else tuple(args.data.split(","))
+        if args.store_first is not None:
+            if args.out is None:
+                parser.error("--store-first needs --out FILE")
+            advice_versus.store_first(args.store_first, list(names), args.out, argv)
+            return 0
     import torch
 
     from bench import machine
 
     torch.set_num_threads(args.threads)
+    if args.versus is not None:
+        from bench import advice_versus
+
+        advice_versus.run(list(names), args.seeds, args.versus, args.out, argv)
+        return 0
     if args.variants is not None:
         from bench import advice_variants
 

@@ -13,6 +13,31 @@ from advisor.probe.learning.samples import DEMOS, Sample, demo
 HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
 TARGETS = {"digits": 0.98, "iris": 0.95, "wine": 0.95, "breast_cancer": 0.95, "diabetes": 0.4}
 GENERATION = ("mixture",)  # synthetic generation tasks (bench/advice_gen.py)
+TWO_SAMPLE_TARGET = 0.8  # issue 25's target on the ring: the recommended generator's median over 3 seeds
+# the tasks over time steps: token sequences and real-valued series (the time target of issue 25 is theirs)
+SEQUENCES = ("tokens-count", "tokens-order", "adding", "digits-rows")
+ADDING_STEPS = 100
+
+
+def _adding(n: int, seed: int, steps: int = ADDING_STEPS) -> tuple[Sample, float]:
+    """The adding problem (Hochreiter & Schmidhuber 1997, §5.4; Bai, Kolter & Koltun 2018, §5.2): each step
+    has a value drawn from U(0, 1) and a marker, 1 at two random steps and 0 elsewhere; the target is the sum
+    of the two marked values. Exact, so R² 1 is achievable; predicting the mean (1) scores R² 0."""
+    rng = np.random.default_rng(3000 + seed)
+    values = rng.random((n, steps))
+    markers = np.zeros((n, steps))
+    for i in range(n):
+        markers[i, rng.choice(steps, 2, replace=False)] = 1.0
+    x = np.stack([values, markers], axis=2).astype(np.float32)  # [n, steps, 2]
+    y = (values * markers).sum(axis=1, keepdims=True)
+    return Sample(x, ((y - 1.0) / np.sqrt(1 / 6)).astype(np.float32), "value", []), 1.0
+
+
+def _digits_rows() -> Sample:
+    """scikit-learn's digits read row by row: 8 steps of 8 pixels (the row-wise reading of sequential
+    MNIST, Le, Jaitly & Hinton 2015, on the bundled 8x8 digits)."""
+    image = demo("digits")
+    return Sample(image.x.reshape(-1, 8, 8), image.y, image.label_kind, image.classes)
 
 
 def _tokens(n: int, seed: int, *, order: bool) -> tuple[Sample, float]:
@@ -58,8 +83,28 @@ def dataset(name: str, seed: int) -> tuple[Sample, dict[str, Any], float | None]
             "data": {"examples": 442, "input_shape": [10], "outputs": 1},
         }
         best = None
+    elif name == "adding":
+        sample, best = _adding(4000, seed)
+        spec = {
+            "task": "sequence",
+            "goal": "regress",
+            "data": {"examples": 4000, "input_shape": [100, 2], "outputs": 1},
+        }
+        TARGETS.setdefault(name, 0.9)
+    elif name == "digits-rows":
+        sample, best = _digits_rows(), None
+        spec = {
+            "task": "sequence",
+            "data": {"examples": sample.examples, "input_shape": [8, 8], "outputs": 10},
+        }
+        TARGETS.setdefault(name, 0.95)
     elif name in GENERATION:  # drawn in bench.advice_gen; the spec is all `evaluate` needs here
-        spec = {"task": "generation", "generation": "random", "data": {"examples": 4000, "input_shape": [2]}}
+        spec = {
+            "task": "generation",
+            "generation": "random",
+            "data": {"examples": 4000, "input_shape": [2]},
+            "target": {"two_sample": TWO_SAMPLE_TARGET},
+        }
         sample, best = Sample(np.zeros((1, 2), np.float32), None, "none", []), 1.0
     else:
         sample, best = _tokens(4000, seed, order=name == "tokens-order")
@@ -78,16 +123,38 @@ _GROW = ("out_features", "out_channels", "hidden_size", "embedding_dim")
 _TAKE = ("in_features", "in_channels", "input_size")
 
 
+def _scaled(value: int, factor: float) -> int:
+    return max(1, round(value * factor))
+
+
+def _widen_layers(
+    layers: list[dict[str, Any]], factor: float, *, data_in: bool, keep_out: bool
+) -> list[dict[str, Any]]:
+    """`layers` with hidden widths scaled: a layer's input width stays while it is the data's (`data_in`),
+    the last weighted layer's output stays where `keep_out`; a residual block's body and shortcut both read
+    the block's input."""
+    weighted = [i for i, item in enumerate(layers) if any(k in item["args"] for k in _GROW + _TAKE)]
+    last = weighted[-1] if weighted and keep_out else None
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(layers):
+        args = dict(item["args"])
+        if item["kind"] == "Residual":
+            for part in ("body", "shortcut"):
+                args[part] = _widen_layers(args[part], factor, data_in=data_in, keep_out=False)
+            data_in = False
+        elif i in weighted:
+            for key in _TAKE if not data_in else ():
+                if key in args:
+                    args[key] = _scaled(args[key], factor)
+            for key in _GROW if i != last else ():
+                if key in args:
+                    args[key] = _scaled(args[key], factor)
+            data_in = False
+        out.append({**item, "args": args})
+    return out
+
+
 def widen(candidate: dict[str, Any], factor: float) -> dict[str, Any]:
     """The candidate with every hidden width scaled by `factor` (inputs and outputs kept)."""
-    layers = [dict(layer, args=dict(layer["args"])) for layer in candidate["networks"]["model"]]
-    weighted = [i for i, layer in enumerate(layers) if any(k in layer["args"] for k in _GROW + _TAKE)]
-    for i in weighted:
-        args = layers[i]["args"]
-        for key in _GROW if i != weighted[-1] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
-        for key in _TAKE if i != weighted[0] else ():
-            if key in args:
-                args[key] = max(1, round(args[key] * factor))
+    layers = _widen_layers(candidate["networks"]["model"], factor, data_in=True, keep_out=True)
     return {**candidate, "networks": {"model": layers}, "parameters": None}

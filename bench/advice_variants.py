@@ -128,6 +128,18 @@ VARIANTS: dict[str, tuple[str, tuple[Callable[[Candidate], None], ...]]] = {
 }
 
 
+# the variants about a GAN's rate, betas, latent and networks: applied to the recommendation's GAN, which for
+# vectors follows the VAE (rule net.generation.vector)
+GAN_VARIANTS = frozenset(n for n in VARIANTS if n.startswith(("lr", "metz")))
+
+
+def base_of(name: str, candidates: list[Candidate]) -> Candidate:
+    """The candidate a variant changes: the GAN for the GAN variants, else the first."""
+    if name in GAN_VARIANTS:
+        return next(c for c in candidates if c["family"] == "gan")
+    return candidates[0]
+
+
 def variant(name: str, first: Candidate) -> Candidate:
     """`first` with the variant's overrides applied (a copy)."""
     if name not in VARIANTS:
@@ -146,7 +158,6 @@ def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict
 
     sample, spec, _ = advice_data.dataset(name, seed)
     rec = recommend(spec)
-    first = rec["candidates"][0]
     examples = int(spec["data"]["examples"])
     rows: list[dict[str, Any]] = []
     split = None
@@ -154,7 +165,7 @@ def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict
         scale = not spec["data"].get("vocab_size")
         split = data.split(sample, goal=rec["spec"]["goal"], seed=seed, scale=scale)
     for v in names:
-        c = variant(v, first)
+        c = variant(v, base_of(v, rec["candidates"]))
         row: dict[str, Any] = {"data": name, "seed": seed, "variant": v}
         started = time.monotonic()
         if split is None:

@@ -84,7 +84,7 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
 class _Layer(serializers.Serializer[dict[str, Any]]):
     kind = serializers.CharField(
         help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, CausalConv1d, "
-        "Residual, Concat (docs/CANDIDATE.md)"
+        "Gaussian, Residual, Concat (docs/CANDIDATE.md)"
     )
     args = serializers.DictField(help_text="the constructor's keyword arguments")
 

@@ -1,8 +1,8 @@
 """Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
-the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, and container kinds the engine
-may add), which live in CUSTOM_KINDS below.
+the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, `Gaussian`, and container
+kinds the engine may add), which live in CUSTOM_KINDS below.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from advisor.export.pieces.layers import (
     RBM,
     CausalConv1d,
     Concat,
+    Gaussian,
     LastStep,
     Reshape,
     Residual,
@@ -30,6 +31,7 @@ __all__ = [
     "RBM",
     "CausalConv1d",
     "Concat",
+    "Gaussian",
     "LastStep",
     "Reshape",
     "Residual",
@@ -61,6 +63,7 @@ CUSTOM_KINDS: dict[str, Callable[[Mapping[str, Any]], nn.Module]] = {
     "RBM": lambda a: RBM(int(a["visible"]), int(a["hidden"])),
     "Reshape": lambda a: Reshape(a["shape"]),
     "LastStep": lambda a: LastStep(),
+    "Gaussian": lambda a: Gaussian(int(a["features"])),
     "CausalConv1d": lambda a: CausalConv1d(**a),
     "Residual": _build_residual,
     "Concat": _build_concat,

@@ -26,9 +26,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from advisor.calibration.flops import probe
-from advisor.calibration.layers import RBM, build
+from advisor.calibration.layers import RBM, Gaussian, build
 from advisor.engine.families import family_of, roles
-from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.engine.families.family import (
+    ADVERSARIAL,
+    BACKPROP,
+    CONTRASTIVE,
+    LOSS_ELBO_GAUSSIAN,
+    PRETRAINED,
+    VARIATIONAL,
+    Step,
+)
 from advisor.export.pieces.adversarial import update as gan_update  # the GAN step, as downloads train it
 from advisor.export.pieces.cd import cd1 as cd1_gradients  # CD-1, one definition for downloads too
 
@@ -239,7 +247,20 @@ def _vae_step(
     x, e_flops, d_flops = _latent_pair(io, dev, enc, dec)
     sigmoid_out = _last_is_sigmoid(candidate["networks"][roles.DECODER])
     rec_name = "bce" if sigmoid_out else "mse"
+    gaussian = training.get("loss") == LOSS_ELBO_GAUSSIAN
+    noise = next((m for m in dec.modules() if isinstance(m, Gaussian)), None)
+    if gaussian and noise is None:
+        raise ValueError("training.loss elbo_gaussian needs a decoder ending in a Gaussian layer")
     opt = _optimizer(iter([*enc.parameters(), *dec.parameters()]), training)
+
+    def reconstruction(recon: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        if noise is None or not gaussian:
+            return _reconstruction_loss(recon, x, rec_name, sigmoid_out)
+        # Gaussian negative log-likelihood per example, summed over values (Kingma & Welling 2014, App.
+        # C.2), its log-variance learned: the samples' spread is the data's, not a guess
+        log_var = noise.log_variance  # [values]
+        error = (recon.reshape(len(x), -1) - x.reshape(len(x), -1)).pow(2)
+        return 0.5 * torch.mean(torch.sum(error * torch.exp(-log_var) + log_var, dim=1))
 
     def run(batch: Batch) -> None:
         x = batch[0]
@@ -250,7 +271,7 @@ def _vae_step(
         )  # reparameterisation (Kingma & Welling 2014)
         recon = dec(z)
         kl = -0.5 * torch.mean(torch.sum(1 + log_var - mean.pow(2) - log_var.exp(), dim=1))
-        loss = _reconstruction_loss(recon, x, rec_name, sigmoid_out) + kl
+        loss = reconstruction(recon, x) + kl
         _backward(loss)
         opt.step()
 

@@ -20,6 +20,9 @@ class Draft:
     loss: str
     reasons: list[dict[str, Any]] = field(default_factory=list)
     published: str | None = None
+    # the rules expect it to reach the target: among such drafts, the one the device is predicted to train
+    # soonest comes first (ordering.py, rule net.time.first)
+    contends: bool = False
 
 
 def io_dict(

@@ -40,6 +40,11 @@ class SpecField:
     maximum: float | None = None
     choices: tuple[str | int, ...] | Callable[[], tuple[str, ...]] = ()
     help: str = ""
+    tasks: tuple[str, ...] = ()  # the tasks it belongs to (empty: every task); the wizard shows it for those
+
+    def applies(self, task: str | None) -> bool:
+        """Whether the field belongs to `task` (every field while no task is chosen)."""
+        return not self.tasks or task is None or task in self.tasks
 
     @property
     def path(self) -> str:
@@ -49,14 +54,17 @@ class SpecField:
         return self.choices() if callable(self.choices) else self.choices
 
 
+# the tasks that learn from labels: a goal, outputs and an accuracy target belong to them, not to generation
+SUPERVISED = ("vision", "tabular", "sequence")
+
 FIELDS: tuple[SpecField, ...] = (
     SpecField("", "task", "choice", required=True, choices=TASKS),
-    SpecField("", "generation", "choice", nullable=True, choices=GENERATIONS),
-    SpecField("", "goal", "choice", nullable=True, choices=GOALS),
+    SpecField("", "generation", "choice", nullable=True, choices=GENERATIONS, tasks=("generation",)),
+    SpecField("", "goal", "choice", nullable=True, choices=GOALS, tasks=SUPERVISED),
     SpecField("data", "examples", "int", required=True, minimum=1),
     SpecField("data", "input_shape", "ints", required=True, minimum=1),
-    SpecField("data", "vocab_size", "int", nullable=True, minimum=2),
-    SpecField("data", "outputs", "int", nullable=True, minimum=1),
+    SpecField("data", "vocab_size", "int", nullable=True, minimum=2, tasks=("sequence", "generation")),
+    SpecField("data", "outputs", "int", nullable=True, minimum=1, tasks=SUPERVISED),
     SpecField("data", "labelled_fraction", "number", minimum=0, maximum=1),
     SpecField("data", "bytes_per_value", "choice", choices=BYTES_PER_VALUE),
     SpecField("hardware", "cpu_cores", "int", required=True, minimum=1),
@@ -75,7 +83,19 @@ FIELDS: tuple[SpecField, ...] = (
     SpecField("hardware", "nodes", "int", minimum=1),
     SpecField("hardware", "link", "choice", choices=LINKS),
     SpecField("hardware", "storage", "choice", choices=STORAGES),
-    SpecField("target", "accuracy", "number", nullable=True, minimum=0, maximum=1),
+    SpecField("target", "accuracy", "number", nullable=True, minimum=0, maximum=1, tasks=SUPERVISED),
+    # a generation task's target: the classifier two-sample score its samples should reach
+    # (advisor/probe/learning/generation.py; 1: a classifier cannot tell generated from real examples)
+    SpecField(
+        "target",
+        "two_sample",
+        "number",
+        nullable=True,
+        minimum=0,
+        maximum=1,
+        help="generation only: 0 to 1, 1 = generated cannot be told from real",
+        tasks=("generation",),
+    ),
     SpecField("target", "time_budget_hours", "number", nullable=True, help="> 0"),
 )
 

@@ -203,6 +203,14 @@ def _reshape(a: dict[str, Any], s: Shape) -> _Result:
     return target, 0, 0, 0
 
 
+def _gaussian(a: dict[str, Any], s: Shape) -> _Result:
+    """A Gaussian decoder's output: its input (the mean) unchanged, plus one learned log-variance per value
+    (`features` parameters, no FLOPs) that the ELBO and the sampling read."""
+    if len(s) != 1 or s[0] != a["features"]:
+        raise ValueError(f"Gaussian({a['features']}) expects [{a['features']}], got {s}")
+    return s, int(a["features"]), 0, 0
+
+
 def _last_step(_a: dict[str, Any], s: Shape) -> _Result:
     if len(s) != 2:
         raise ValueError(f"LastStep expects [steps, features], got {s}")
@@ -509,6 +517,7 @@ KINDS: dict[str, Kind] = {
     "Flatten": _VIEW,
     "Reshape": Kind(_reshape, _view_memory, VIEW),
     "LastStep": Kind(_last_step, _view_memory, VIEW),
+    "Gaussian": Kind(_gaussian, _view_memory, VIEW, tensors=1),
     "Conv2d": Kind(_conv2d, _weighted, CONVOLUTION, tensors=2),
     "ConvTranspose2d": Kind(_conv_transpose2d, _weighted, CONVOLUTION, tensors=2),
     "CausalConv1d": Kind(_causal_conv1d, _causal_conv1d_memory, TEMPORAL_CONVOLUTION, tensors=2),

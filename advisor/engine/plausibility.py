@@ -76,6 +76,13 @@ def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) 
             f"{hw['gpu_memory_gb']:g} GB is less than any catalogued GPU has (the smallest, the "
             f"{smallest['name']}, has {smallest['memory_gb']:g} GB). Is hardware.gpu_memory_gb in GB?",
         )
+    if spec["task"] == "generation" and spec["target"]["accuracy"] is not None:
+        warn(
+            "target.accuracy",
+            f"target.accuracy ({spec['target']['accuracy']:g}) has no meaning for generation and is not "
+            "used: generated examples are judged by how well they pass for real ones (target.two_sample, "
+            "0 to 1).",
+        )
     budget = spec["target"]["time_budget_hours"]
     estimate = first["estimate"]["seconds_to_train"]
     if budget is not None and budget * 3600 < BUDGET_FRACTION * estimate:

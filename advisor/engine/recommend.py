@@ -21,8 +21,9 @@ from advisor.engine.estimate import (
 from advisor.engine.intervals import interval, ratios_for
 from advisor.engine.learned import Correction
 from advisor.engine.memory import memory_for
+from advisor.engine.ordering import Timing, time_first
 from advisor.engine.plan import gpu_memory_bytes, make_plan, profiled_threads
-from advisor.engine.profile import DeviceProfile
+from advisor.engine.profile import DeviceProfile, thread_counts
 from advisor.engine.rules import reason
 from advisor.engine.sizing import oversize_reason, targets
 from advisor.engine.spec import normalise
@@ -48,6 +49,12 @@ def recommend(
         warning = oversize_reason(candidate["parameters"], targets(clean))
         if warning is not None:
             candidate["reasons"].append(warning)
+    contenders = [i for i, draft in enumerate(drafts) if draft.contends]
+    if len(contenders) > 1:
+        candidates, timed = time_first(
+            candidates, contenders, _epoch_timing(clean, candidates, profile, device, correction), _on(clean)
+        )
+        reasons += timed
     first = candidates[0]
     layers = [layer_count(candidate["networks"]) for candidate in candidates]
     too_big = _exceeds_everything(clean, first)
@@ -119,6 +126,58 @@ def _profiled_set_up(
     profiled_batch(spec, plan, first, profile, device, memory_limit=limit, threads=threads, known=known)
     if on_cpu and first["training"]["batch_size"] != start:
         profiled_threads(spec, plan, first, profile, device, known)
+
+
+def _epoch_timing(
+    spec: dict[str, Any],
+    candidates: list[dict[str, Any]],
+    profile: DeviceProfile | None,
+    device: str | None,
+    correction: Correction | None,
+) -> Timing:
+    """Seconds per epoch of a candidate as the recommendation will time it (net.time.first): under the plan
+    the rules' first candidate gets, on a CPU at the thread count the profile predicts fastest for it."""
+    rules_first = candidates[0]
+    plan = make_plan(
+        spec,
+        parameters=rules_first["parameters"],
+        memory_total=rules_first["memory_bytes"]["total"],
+        activations_bytes=rules_first["memory_bytes"]["activations"],
+        seconds_to_train=lambda trial: analytic(rules_first, spec, trial, 0.0)["seconds_to_train"],
+    )
+    profiled = profile is not None and _uses(profile, plan) and plan["parallelism"] == "none"
+    counts = [int(plan["threads"])]
+    if profiled and plan["device"] == "cpu" and profile is not None:
+        counts = [t for t in thread_counts(profile) if t <= int(spec["hardware"]["cpu_cores"])] or counts
+
+    def timing(candidate: dict[str, Any]) -> tuple[float, str]:
+        best = min(
+            (
+                analytic(
+                    candidate,
+                    spec,
+                    {**plan, "threads": threads},
+                    0.0,
+                    profile=profile,
+                    device=device,
+                    correction=correction,
+                )
+                for threads in counts
+            ),
+            key=lambda estimate: float(estimate["seconds_per_epoch"]),
+        )
+        return float(best["seconds_per_epoch"]), str(best["basis"])
+
+    return timing
+
+
+def _on(spec: dict[str, Any]) -> str:
+    """The hardware a time is predicted for, in words."""
+    hardware = spec["hardware"]
+    if hardware["gpu"] is not None:
+        return str(catalog.gpu(hardware["gpu"])["name"])
+    cores = int(hardware["cpu_cores"])
+    return f"your {cores} CPU core{'s' if cores > 1 else ''}"
 
 
 def _uses(profile: DeviceProfile | None, plan: dict[str, Any]) -> bool:

@@ -138,7 +138,7 @@ def normalise(spec: Any) -> dict[str, Any]:
     goal = "classify" if spec.get("goal") is None else _choice(err, "goal", spec.get("goal"), GOALS)
     _outputs_rule(err, data, task, goal)
     hardware = _hardware(err, _section(err, spec, "hardware", required=True))
-    target = _target(err, _section(err, spec, "target", required=False))
+    target = _target(err, _section(err, spec, "target", required=False), task)
     if err.by_path:
         raise SpecError(err.by_path)
     return {
@@ -321,13 +321,24 @@ def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _target(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
+def _target(err: _Errors, raw: dict[str, Any], task: str | None) -> dict[str, Any]:
     accuracy = raw.get("accuracy")
     budget = raw.get("time_budget_hours")
+    two_sample = raw.get("two_sample")
+    if two_sample is not None and task not in (None, "generation"):
+        err.add(
+            "target.two_sample",
+            "is only for task generation (how well generated examples pass for real ones); "
+            f"{task} takes target.accuracy",
+        )
+        two_sample = None
     return {
         "accuracy": None
         if accuracy is None
         else _number(err, "target.accuracy", accuracy, 0.0, 1.0, low_open=False),
+        "two_sample": None
+        if two_sample is None
+        else _number(err, "target.two_sample", two_sample, 0.0, 1.0, low_open=False),
         "time_budget_hours": (
             None
             if budget is None

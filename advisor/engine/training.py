@@ -6,7 +6,7 @@ from typing import Any
 
 from advisor.engine import families
 from advisor.engine.families import GAN, VAE
-from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, LOSS_CD1, Family
+from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, BATCH_TEMPORAL, LOSS_CD1, Family
 from advisor.engine.rules import reason
 from advisor.engine.units import plural
 
@@ -21,11 +21,19 @@ MOMENTUM = 0.9
 BATCH_FULLY_CONNECTED = 64
 BATCH_CNN_LARGE = 16
 BATCH_RNN = 128
+# Bai, Kolter & Koltun 2018's reference implementation (github.com/locuslab/TCN) trains its TCNs at 32 on the
+# adding problem, copy memory and characters (64 on sequential MNIST, 16 on words): a temporal convolution's
+# work per step is batch x time steps wide, so a small batch keeps the device busy where an LSTM's is not
+BATCH_TCN = 32
 LARGE_IMAGE_PIXELS = 128 * 128  # at or above this, a CNN's activations per example dominate: start at 16
 
 # Krizhevsky et al. 2012 trained AlexNet for "roughly 90 cycles"; torchvision's reference recipe trains
 # AlexNet, GoogLeNet and ResNet-50 for 90 epochs on ImageNet
 PUBLISHED_EPOCHS = 90
+# A GAN or VAE trained from noise gets this many times the supervised budget: measured on bench advice's
+# 8-Gaussian ring (bench/results/advice_amd-epyc-2c_generation/README.md), its two-sample score still rose
+# after the supervised budget's 100 passes and stopped rising near 4x (early stopping ends it there)
+GENERATOR_EPOCHS = 4
 
 # (optimiser, learning rate, rule) per family; every other network trained by backpropagation gets Adam at
 # Kingma & Ba's default rate. Measured (bench/results/advice_intel-xeon-2c/README.md): SGD 0.01 with momentum
@@ -51,7 +59,9 @@ _CONTRASTIVE = ("sgd", 0.01, "train.optimizer.cd")  # Hinton 2010 §4: 0.01 is a
 def start_batch(family: Family, input_shape: list[int], examples: int) -> tuple[int, str]:
     """The mini-batch to start from and why."""
     if family.batch == BATCH_RECURRENT:
-        size, why = BATCH_RNN, "recurrent network: S used 128 for its LSTMs"
+        size, why = BATCH_RNN, f"{family.title} over time steps: S used 128 for its LSTMs"
+    elif family.batch == BATCH_TEMPORAL:
+        size, why = BATCH_TCN, "temporal convolutional network: Bai et al.'s reference code used 32"
     elif (
         family.batch == BATCH_IMAGE
         and len(input_shape) == 3
@@ -94,7 +104,12 @@ def setup(
         optimiser, rate, rule = _CONTRASTIVE
     elif published is not None:
         optimiser, rate, rule = _PUBLISHED
-    epochs = PUBLISHED_EPOCHS if published is not None else epochs_for(examples, spec["target"]["accuracy"])
+    # an accuracy target means nothing to a generation task (its target is target.two_sample)
+    accuracy = None if spec["task"] == "generation" else spec["target"]["accuracy"]
+    epochs = PUBLISHED_EPOCHS if published is not None else epochs_for(examples, accuracy)
+    generator = family in (GAN.key, VAE.key)
+    if generator and published is None:
+        epochs *= GENERATOR_EPOCHS
     training: dict[str, Any] = {
         "batch_size": batch,
         "init_scale": RBM_INIT_SCALE if loss == "cd1" else INIT_SCALE,
@@ -125,13 +140,18 @@ def setup(
         reason(rule, f"{'SGD' if optimiser == 'sgd' else 'Adam'} at learning rate {rate:g}{how}"),
         reason(
             "train.epochs",
-            f"{'' if family == 'gan' else 'Up to '}{plural(epochs, 'pass', 'passes')} over your "
+            f"{'' if family == GAN.key else 'Up to '}{plural(epochs, 'pass', 'passes')} over your "
             f"{plural(examples, 'example')}"
             + (" (the published schedule)" if published is not None else "")
             + (
+                f" ({GENERATOR_EPOCHS}x a supervised network's: a generator has no fixed target to settle on)"
+                if generator
+                else ""
+            )
+            + (
                 ", without early stopping: a GAN's two losses trade off rather than fall, so no hold-out "
                 "error says when it is done; judge its samples as it trains."
-                if family == "gan"
+                if family == GAN.key
                 else ", stopping early when the hold-out error stops improving."
             ),
         ),

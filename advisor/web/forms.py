@@ -40,21 +40,14 @@ STEPS: list[tuple[str, str, tuple[str, ...]]] = [
     ("target", "Targets", SECTIONS["target"]),
 ]
 STEP_NAMES = [name for name, _, _ in STEPS]
-# Fields that belong to some tasks only: the wizard hides them for the others and does not send them (a
-# generation task has no goal, outputs or accuracy target: an accuracy of 0.98 widened its GAN). The
-# vocabulary is for token sequences; the engine refuses it elsewhere, so it is hidden there, not dropped.
-ONLY_FOR_TASKS: dict[str, tuple[str, ...]] = {
-    "generation": ("generation",),
-    "goal": ("vision", "tabular", "sequence"),
-    "outputs": ("vision", "tabular", "sequence"),
-    "accuracy": ("vision", "tabular", "sequence"),
-    "vocab_size": ("sequence", "generation"),
-}
-NOT_SENT = ("generation", "goal", "outputs", "accuracy")
+# Fields that belong to some tasks only (fields.py, `SpecField.tasks`): the wizard hides them for the others
+# and does not send them (a generation task has no goal, outputs or accuracy target: an accuracy of 0.98
+# widened its GAN; a vocabulary is for token sequences).
+ONLY_FOR_TASKS: dict[str, tuple[str, ...]] = {f.name: f.tasks for f in FIELDS if f.tasks}
 
 
 def applies(field: str, task: str | None) -> bool:
-    """Whether the wizard shows `field` for `task` (every field while no task is chosen)."""
+    """Whether the wizard shows and sends `field` for `task` (every field while no task is chosen)."""
     return not task or field not in ONLY_FOR_TASKS or task in ONLY_FOR_TASKS[field]
 
 
@@ -142,6 +135,11 @@ class SpecForm(forms.Form):
         choices=lambda: _catalog_choices(engine.storage_catalog(), "ssd"), required=False, label="Storage"
     )
     accuracy = forms.FloatField(required=False, label="Accuracy target", help_text="0 to 1, e.g. 0.98")
+    two_sample = forms.FloatField(
+        required=False,
+        label="Two-sample score target",
+        help_text="generation only: 0 to 1, 1 = a classifier cannot tell generated from real",
+    )
     time_budget_hours = forms.FloatField(required=False, label="Time budget (hours)")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -164,10 +162,10 @@ class SpecForm(forms.Form):
                 spec[section][name] = value
             else:
                 spec[name] = value
-        for name in NOT_SENT:  # the fields stay on the page when the task changes; not in the spec
-            if not applies(name, spec.get("task")):
-                section = SECTION_OF[name]
-                (spec[section] if section else spec)[name] = None
+        for field in FIELDS:
+            if not field.applies(spec.get("task")):
+                # it stays on the page when the task changes, but belongs to other tasks (fields.py)
+                (spec[field.section] if field.section else spec)[field.name] = None
         return spec
 
     def spec_errors(self) -> dict[str, list[str]]:
@@ -186,7 +184,7 @@ class SpecForm(forms.Form):
         errors: dict[str, list[str]] = {
             name: [str(m) for m in msgs]
             for name, msgs in self.errors.items()
-            if name not in NOT_SENT or applies(name, task)  # what is not sent cannot be wrong
+            if applies(name, task)  # what is not sent cannot be wrong
         }
         for path, messages in engine_errors.items():
             name = path.rsplit(".", 1)[-1]

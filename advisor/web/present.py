@@ -7,7 +7,7 @@ from typing import Any
 
 from advisor import engine
 from advisor.engine.families import FAMILIES, FFN, GAN, title_of
-from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO
+from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, LOSS_ELBO_GAUSSIAN
 from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import count
 from advisor.engine.units import TIMES, duration, interval_text, nbytes, percent, ratio_interval_text, si
@@ -34,6 +34,7 @@ LOSSES = {
     "mse": "mean squared error loss",
     LOSS_CD1: "contrastive divergence (CD-1: one Gibbs step, Hinton 2010)",
     LOSS_ELBO: "evidence lower bound (reconstruction + KL) loss",
+    LOSS_ELBO_GAUSSIAN: "evidence lower bound (Gaussian likelihood + KL) loss",
     LOSS_ADVERSARIAL: "adversarial (generator vs discriminator) loss",
 }
 # Layers without weights that only transform values: drawn as a note on the layer before them.
@@ -81,6 +82,15 @@ def _detail(layer: dict[str, Any]) -> str:
         stride = a.get("stride", 1)
         step = "" if stride in (1, [1, 1], (1, 1)) else f"/{stride if isinstance(stride, int) else stride[0]}"
         return f"{ksize}{step}, {a.get('in_channels')}→{a.get('out_channels')} ch"
+    if kind == "CausalConv1d":
+        dilation = a.get("dilation", 1)
+        return (
+            f"{size}, causal"
+            + (f", dilation {dilation}" if dilation != 1 else "")
+            + (f", {a.get('in_channels')}→{a.get('out_channels')} ch")
+        )
+    if kind == "Gaussian":
+        return f"{a.get('features')} learned variances"
     if kind in ("LSTM", "RNN", "GRU"):
         layers = a.get("num_layers", 1)
         return f"{a.get('input_size')} → {a.get('hidden_size')}" + (

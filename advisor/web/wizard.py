@@ -227,6 +227,7 @@ def spec_summary(spec: dict[str, Any]) -> list[tuple[str, str]]:
     shape = TIMES.join(map(str, data["input_shape"]))
     gpu = f", {hw['gpus_per_node']} {TIMES} {hw['gpu']}" if hw["gpu"] else ", no GPU"
     goals = [f"accuracy {target['accuracy']:g}" if target["accuracy"] is not None else "",
+             f"two-sample {target['two_sample']:g}" if target.get("two_sample") is not None else "",
              f"{target['time_budget_hours']:g} h budget" if target["time_budget_hours"] else ""]  # fmt: skip
     return [
         ("Task", kind),

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from advisor.engine import recommend
+from advisor.probe.learning import generation
 from bench import advice_gen
 from bench.advice_data import dataset
 
@@ -41,14 +42,18 @@ def test_the_true_log_likelihood_is_what_a_mixture_fitted_to_many_draws_reaches(
     assert float(fitted.score(test)) == pytest.approx(advice_gen.true_log_likelihood(test), abs=0.05)
 
 
-def test_it_trains_the_recommended_gan_with_the_calibration_step() -> None:
+@pytest.mark.parametrize("family", ["vae", "gan"])
+def test_it_trains_the_recommended_generators_with_the_calibration_step(family: str) -> None:
     torch.set_num_threads(1)
     _, spec, best = dataset("mixture", 0)
-    first = recommend(spec)["candidates"][0]
-    assert first["family"] == "gan" and best == 1.0
-    short = {**first, "training": {**first["training"], "epochs": 2}}
+    candidates = recommend(spec)["candidates"]
+    assert [c["family"] for c in candidates][:2] == ["vae", "gan"] and best == 1.0
+    chosen = next(c for c in candidates if c["family"] == family)
+    short = {**chosen, "training": {**chosen["training"], "epochs": 2}}
     rng = np.random.default_rng(0)
-    run = advice_gen.train_gan(short, advice_gen.draw(600, rng), advice_gen.draw(200, rng), 800, 0)
-    assert run["epochs"] == math.ceil(2 * math.ceil(800 / 64) / math.ceil(600 / 64))
-    fake = advice_gen.sample_gan(run["generator"], run["latent"], 50)
+    run = advice_gen.train_generator(short, advice_gen.draw(600, rng), advice_gen.draw(200, rng), 800, 0)
+    batch = short["training"]["batch_size"]
+    assert run["epochs"] == math.ceil(2 * math.ceil(800 / batch) / math.ceil(600 / batch))
+    assert 0.0 <= run["val_score"] <= 1.0 and run["curve"][-1]["epoch"] == run["epochs"]
+    fake = generation.generate(short, run["nets"], 50, seed=0)
     assert fake.shape == (50, 2) and np.isfinite(fake).all()

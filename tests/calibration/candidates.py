@@ -99,6 +99,30 @@ def rnn(kind: str = "RNN") -> dict[str, Any]:
     )
 
 
+def tcn() -> dict[str, Any]:
+    """Two residual blocks of dilated causal convolutions (the second's shortcut the identity), then the last
+    step's classes: Bai et al. 2018's temporal convolutional network, small."""
+
+    def block(inputs: int, dilation: int) -> list[dict[str, Any]]:
+        body = [
+            L("CausalConv1d", in_channels=inputs, out_channels=8, kernel_size=3, dilation=dilation),
+            L("ReLU"),
+            L("CausalConv1d", in_channels=8, out_channels=8, kernel_size=3, dilation=dilation),
+            L("ReLU"),
+        ]
+        shortcut = (
+            [] if inputs == 8 else [L("CausalConv1d", in_channels=inputs, out_channels=8, kernel_size=1)]
+        )
+        return [L("Residual", body=body, shortcut=shortcut), L("ReLU")]
+
+    return _candidate(
+        "tcn",
+        {"model": [*block(5, 1), *block(8, 2), L("LastStep"), L("Linear", in_features=8, out_features=4)]},
+        _io([7, 5], "class", 4),
+        "cross_entropy",
+    )
+
+
 def lstm_tokens() -> dict[str, Any]:
     """Sequence generation over tokens: a label per time step, logits [B, T, V]."""
     return _candidate(
@@ -144,6 +168,19 @@ def vae() -> dict[str, Any]:
     )
 
 
+def vae_gaussian() -> dict[str, Any]:
+    """A VAE for vectors: its decoder's Gaussian layer holds the learned variances (loss elbo_gaussian)."""
+    return _candidate(
+        "vae",
+        {
+            "encoder": dense_layers([6, 16, 2 * 3], "ReLU"),
+            "decoder": [*dense_layers([3, 16, 6], "ReLU"), L("Gaussian", features=6)],
+        },
+        _io([6], "none", None, latent_size=3),
+        "elbo_gaussian",
+    )
+
+
 def rbm() -> dict[str, Any]:
     return _candidate("rbm", {"model": [L("RBM", visible=36, hidden=12)]}, _io([36], "none", None), "cd1")
 
@@ -166,7 +203,9 @@ ALL_FAMILIES = {
     "cnn": cnn,
     "dn": dn,
     "rnn": rnn,
+    "gru": lambda: rnn("GRU"),
     "lstm": lstm_tokens,
+    "tcn": tcn,
     "gan": gan,
     "vae": vae,
     "rbm": rbm,

@@ -35,6 +35,36 @@ def test_it_runs_a_real_training_step_that_changes_every_network(family: str) ->
     assert step.step_flops_per_example > 0
 
 
+def test_the_gaussian_vae_learns_its_decoders_variance_and_samples_with_it() -> None:
+    from advisor.calibration.layers import Gaussian
+    from advisor.probe.learning.generation import generate
+
+    torch.manual_seed(0)
+    candidate = C.vae_gaussian()
+    step = make_step(candidate, "cpu")
+    (noise,) = [m for m in step.nets["decoder"].modules() if isinstance(m, Gaussian)]
+    assert torch.equal(noise.log_variance, torch.zeros(6))  # variance 1 to start, as a bias starts at 0
+    batch = step.make_batch(16)
+    for _ in range(5):
+        step.refill(batch)
+        step.run(batch)
+    assert not torch.equal(noise.log_variance, torch.zeros(6))  # the likelihood moved it
+    samples = generate(candidate, step.nets, 200, seed=0)
+    means = step.nets["decoder"](torch.randn(200, 3)).detach()
+    assert samples.shape == (200, 6)
+    # the samples scatter around the decoder's means by its learned variance, not around nothing
+    spread = float(torch.from_numpy(samples).std(dim=0).mean())
+    assert spread > float(means.std(dim=0).mean())
+    with pytest.raises(ValueError, match="Gaussian layer"):
+        make_step(
+            {
+                **candidate,
+                "networks": {**candidate["networks"], "decoder": candidate["networks"]["decoder"][:-1]},
+            },
+            "cpu",
+        )
+
+
 @pytest.mark.parametrize(
     ("family", "keys"),
     [

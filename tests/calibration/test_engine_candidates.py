@@ -50,6 +50,11 @@ SPECS: dict[str, dict[str, Any]] = {
         "generation": "random",
         "data": {"examples": 60000, "input_shape": [1, 28, 28]},
     },
+    "generation-controlled": {
+        "task": "generation",
+        "generation": "controlled",
+        "data": {"examples": 60000, "input_shape": [1, 28, 28], "outputs": 10},
+    },
     "generation-text": {
         "task": "generation",
         "generation": "sequence",
@@ -85,6 +90,8 @@ def test_it_covers_every_family_the_engine_produces() -> None:
         "dn",
         "rnn",
         "lstm",
+        "gru",
+        "tcn",
         "gan",
         "vae",
     }

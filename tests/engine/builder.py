@@ -35,6 +35,17 @@ class LastStep(nn.Module):
         return x[:, -1]
 
 
+class Gaussian(nn.Module):
+    """The mean passes; one log-variance parameter per value."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.log_variance = nn.Parameter(torch.zeros(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
 class CausalConv1d(nn.Module):
     """[B, steps, in] -> [B, steps, out]: left padding of (kernel_size - 1) * dilation, then torch's Conv1d
     on channels first (the advisor's builds it otherwise: this one checks it)."""
@@ -93,6 +104,7 @@ EXTRA = {
     "Reshape": Reshape,
     "LastStep": LastStep,
     "CausalConv1d": CausalConv1d,
+    "Gaussian": Gaussian,
     "Residual": Residual,
     "Concat": Concat,
 }

@@ -192,6 +192,16 @@ KINDS: dict[str, dict[str, Any]] = {
         ],
         [48, 16],
     ),
+    "Gaussian": one_network(
+        [
+            L("Linear", in_features=64, out_features=256),
+            L("ReLU"),
+            L("Linear", in_features=256, out_features=32),
+            L("Gaussian", features=32),
+            L("Linear", in_features=32, out_features=10),
+        ],
+        [64],
+    ),
     "Adam": one_network(
         [
             L("Linear", in_features=256, out_features=512),

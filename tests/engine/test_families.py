@@ -61,16 +61,19 @@ def test_it_grows_a_deconvolutional_network_layer_by_layer() -> None:
 
 
 @pytest.mark.parametrize(
-    ("task_spec", "batch"),
+    ("task_spec", "family", "batch"),
     [
-        (spec("tabular", [20], outputs=2), 64),
-        (spec("vision", [3, 224, 224], outputs=10), 16),
-        (spec("sequence", [32], vocab_size=100, outputs=2), 128),
-        (spec("tabular", [20], outputs=2, examples=10), 10),
+        (spec("tabular", [20], outputs=2), "ffn", 64),
+        (spec("vision", [3, 224, 224], outputs=10), "cnn", 16),
+        (spec("sequence", [32], vocab_size=100, outputs=2), "lstm", 128),
+        (spec("sequence", [32], vocab_size=100, outputs=2), "tcn", 32),  # Bai et al.'s reference code
+        (spec("tabular", [20], outputs=2, examples=10), "ffn", 10),
     ],
 )
-def test_it_starts_mini_batches_where_shi_et_al_did(task_spec: dict[str, Any], batch: int) -> None:
-    training = recommend(task_spec)["candidates"][0]["training"]
+def test_it_starts_mini_batches_where_shi_et_al_did(
+    task_spec: dict[str, Any], family: str, batch: int
+) -> None:
+    training = next(c for c in recommend(task_spec)["candidates"] if c["family"] == family)["training"]
     assert training["batch_size"] == batch
     assert training["init_scale"] == 0.1 and training["optimizer"] == "adam" and training["epochs"] >= 1
 

@@ -30,6 +30,10 @@ CASES: list[tuple[str, dict[str, Any], set[str]]] = [
     ("a budget just missed", spec("vision", [3, 32, 32], outputs=10, examples=50_000,
         target={"time_budget_hours": 0.01}), set()),
     ("plain CPU laptop", TABULAR, set()),
+    ("an accuracy target for generation", spec("generation", [3, 32, 32], target={"accuracy": 0.98}),
+     {"target.accuracy"}),
+    ("a two-sample target for generation", spec("generation", [3, 32, 32], target={"two_sample": 0.8}),
+     set()),
 ]  # fmt: skip
 
 

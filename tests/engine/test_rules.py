@@ -56,9 +56,19 @@ TABLE = [
         spec("generation", [1, 16, 16]),
         "any",
     ),
+    ("net.generation.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "any"),
+    (
+        "net.generation.dn",
+        spec("generation", [1, 28, 28], generation="controlled"),
+        spec("generation", [1, 28, 28]),
+        "any",
+    ),
     ("net.vision.cnn", MNIST, TABULAR, "any"),
     ("net.vision.dbn", MNIST, spec("vision", [1, 28, 28], goal="compress"), "any"),
     ("net.sequence.lstm", SERIES, TABULAR, "any"),
+    ("net.sequence.gru", SERIES, MNIST, "any"),
+    ("net.sequence.tcn", TOKENS, MNIST, "any"),
+    ("net.time.first", SERIES, MNIST, "0"),  # several networks expected to reach the target; MNIST: one CNN
     ("net.published", IMAGENET, CIFAR, "any"),
     ("net.shallow.first", TABULAR, LARGE_IMAGES, "any"),
     ("net.deep.structure", MNIST, TABULAR, "any"),
@@ -72,12 +82,14 @@ TABLE = [
     ("size.oversize", spec("tabular", [1000], outputs=10, examples=50), TABULAR, "any"),
     ("size.capacity", spec("tabular", [20], outputs=3, target={"accuracy": 0.95}), TABULAR, "any"),
     ("size.recurrent", SERIES, TABULAR, "any"),
+    ("size.temporal", SERIES, TABULAR, "any"),
     ("size.exceeds.memory", spec("tabular", [1_000_000], outputs=10), TABULAR, "any"),
     ("init.small", TABULAR, spec("tabular", [20], goal="compress"), "0|2"),  # candidate 2: the RBM
     ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer", TABULAR, spec("generation", [3, 32, 32]), "0"),
     ("train.optimizer.gan", spec("generation", [3, 32, 32]), spec("generation", [2]), "0"),
-    ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "0"),
+    # vectors: the VAE first (net.generation.vector), the GAN second
+    ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "1|0"),
     ("train.optimizer.vae", spec("generation", [20], generation="controlled"), TABULAR, "0"),
     ("train.optimizer.cd", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer.published", IMAGENET, CIFAR, "0"),
@@ -214,6 +226,9 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
                 "Krizhevsky",
                 "Joulin",
                 "LeCun",
+                "Bai",
+                "Cho",
+                "Dosovitskiy",
             )
         )
     catalog[0]["text"] = "changed"
@@ -225,9 +240,13 @@ def test_it_orders_candidates_as_patterson_says() -> None:
         return [c["family"] for c in recommend(s)["candidates"]]
 
     assert families(spec("generation", [3, 32, 32]))[:2] == ["gan", "vae"]
+    assert families(spec("generation", [2]))[:2] == ["vae", "gan"]  # vectors: net.generation.vector
     assert families(spec("generation", [3, 32, 32], generation="controlled"))[:2] == ["vae", "gan"]
-    assert families(spec("generation", [16], vocab_size=40))[0] == "lstm"
-    assert families(SERIES) == ["lstm", "rnn", "ffn"]  # the shallow baseline last, as for small images
+    # data over time: the three networks expected to reach the target first (in the order of the time they
+    # need: test_time_first.py), then the RNN, then the shallow baseline last, as for small images
+    over_time = {"lstm", "gru", "tcn"}
+    assert set(families(spec("generation", [16], vocab_size=40))[:3]) == over_time
+    assert set(families(SERIES)[:3]) == over_time and families(SERIES)[3:] == ["rnn", "ffn"]
     assert families(MNIST)[0] == "cnn"
     assert families(spec("vision", [1, 28, 28], outputs=10, labelled_fraction=0.1))[0] == "dbn"
     tabular = recommend(TABULAR)["candidates"]

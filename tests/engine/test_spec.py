@@ -51,6 +51,8 @@ BAD = [
     (_with("task", 3), "task", "one of"),
     (_with("foo", 1), "foo", "not a field"),
     (_with("generation", "random"), "generation", "only used with task generation"),
+    (_with("target.two_sample", 0.8), "target.two_sample", "only for task generation"),
+    (_with("target.two_sample", 1.5, {**GOOD, "task": "generation"}), "target.two_sample", "at most 1"),
     (
         _with("generation", "music", {**GOOD, "task": "generation"}),
         "generation",
@@ -166,7 +168,7 @@ def test_it_fills_every_default_of_the_contract() -> None:
     hardware = clean["hardware"]
     assert hardware["cpu_threads"] == 4 and hardware["gpu"] is None and hardware["gpus_per_node"] == 0
     assert (hardware["nodes"], hardware["link"], hardware["storage"]) == (1, "pcie3", "ssd")
-    assert clean["target"] == {"accuracy": None, "time_budget_hours": None}
+    assert clean["target"] == {"accuracy": None, "two_sample": None, "time_budget_hours": None}
     assert normalise(_with("hardware.gpu", "t4"))["hardware"]["gpus_per_node"] == 1
 
 

@@ -19,6 +19,11 @@ SPECS: dict[str, dict[str, Any]] = {
         "generation": "random",
         "data": {"examples": 50000, "input_shape": [1, 28, 28]},
     },
+    "dn": {  # a DN only where a specification is followed (rule net.generation.dn)
+        "task": "generation",
+        "generation": "controlled",
+        "data": {"examples": 50000, "input_shape": [1, 28, 28]},
+    },
     "vae": {
         "task": "generation",
         "generation": "controlled",
@@ -67,7 +72,7 @@ def test_it_covers_every_family() -> None:
         for spec in SPECS.values()
         for c in engine.recommend({"hardware": HW, **spec})["candidates"]
     }
-    assert families >= {"gan", "vae", "dn", "dbn", "cnn", "ae", "rbm", "lstm", "rnn"}
+    assert families >= {"gan", "vae", "dn", "dbn", "cnn", "ae", "rbm", "lstm", "gru", "tcn", "rnn"}
 
 
 @pytest.mark.parametrize(

@@ -344,7 +344,6 @@ def test_it_prefills_hardware_from_a_workers_gpu(
         ({"cpu_cores": "4", "cpu_threads": "2"}, "cpu_threads"),
         ({"accuracy": "1.5"}, "accuracy"),
         ({"labelled_fraction": "2"}, "labelled_fraction"),
-        ({"vocab_size": "1000"}, "vocab_size"),
         ({"gpu_memory_gb": "8"}, "gpu_memory_gb"),
         ({"gpus_per_node": "2"}, "gpus_per_node"),
         ({"task": "tabular", "input_shape": "3, 32, 32"}, "input_shape"),
@@ -367,6 +366,30 @@ def test_it_puts_each_engine_error_on_its_field(
     (path,) = [p for p in raised.value.errors if p.rsplit(".", 1)[-1] == field]
     shown = dict((f.name, errors) for f, errors in response.context["visible"])[field]
     assert shown == raised.value.errors[path]
+
+
+@pytest.mark.parametrize(
+    ("task", "sent", "dropped"),
+    [
+        ("tabular", {"goal", "outputs", "accuracy"}, {"vocab_size", "generation", "two_sample"}),
+        ("sequence", {"goal", "outputs", "accuracy", "vocab_size"}, {"generation", "two_sample"}),
+        ("generation", {"vocab_size", "generation", "two_sample"}, {"goal", "outputs", "accuracy"}),
+    ],
+)
+def test_the_wizard_sends_only_the_fields_of_its_task(task: str, sent: set[str], dropped: set[str]) -> None:
+    """A field of another task (fields.py, `tasks`) stays on the page when the task changes but is not sent:
+    a vocabulary typed for a sequence task and left behind would otherwise be refused on a tabular one."""
+    from advisor.web.forms import SpecForm
+
+    values = {"goal": "classify", "outputs": "3", "accuracy": "0.9", "vocab_size": "1000"}
+    values |= {"generation": "sequence", "two_sample": "0.8"}
+    form = SpecForm(
+        {"task": task, "examples": "1000", "input_shape": "16", "cpu_cores": "2", "ram_gb": "8", **values}
+    )
+    assert form.is_valid(), form.errors
+    spec = form.to_spec()
+    flat = {**spec, **spec["data"], **spec["target"]}
+    assert {name for name in sent | dropped if flat.get(name) is not None} == sent
 
 
 def test_it_draws_the_probe_section_when_its_template_exists(

@@ -12,6 +12,8 @@ spelling a key: `families.GAN`, `families.get(key)`, `families.family_of(candida
 | dn   | deconvolutional network        | model                    | backprop    | conv.py         |
 | rnn  | recurrent network              | model                    | backprop    | recurrent.py    |
 | lstm | LSTM network                   | model                    | backprop    | recurrent.py    |
+| gru  | GRU network                    | model                    | backprop    | recurrent.py    |
+| tcn  | temporal convolutional network | model                    | backprop    | temporal.py     |
 | gan  | generative adversarial network | generator, discriminator | adversarial | generative.py   |
 | vae  | variational auto-encoder       | encoder, decoder         | variational | generative.py   |
 
@@ -29,6 +31,7 @@ from advisor.engine.families.family import (
     BACKPROP,
     BATCH_IMAGE,
     BATCH_RECURRENT,
+    BATCH_TEMPORAL,
     CONTRASTIVE,
     PRETRAINED,
     VARIATIONAL,
@@ -44,10 +47,12 @@ CNN = Family("cnn", "convolutional network", (MODEL,), BACKPROP, BATCH_IMAGE)
 DN = Family("dn", "deconvolutional network", (MODEL,), BACKPROP, BATCH_IMAGE)
 RNN = Family("rnn", "recurrent network", (MODEL,), BACKPROP, BATCH_RECURRENT)
 LSTM = Family("lstm", "LSTM network", (MODEL,), BACKPROP, BATCH_RECURRENT)
+GRU = Family("gru", "GRU network", (MODEL,), BACKPROP, BATCH_RECURRENT)  # Cho et al. 2014
+TCN = Family("tcn", "temporal convolutional network", (MODEL,), BACKPROP, BATCH_TEMPORAL)  # Bai et al. 2018
 GAN = Family("gan", "generative adversarial network", (GENERATOR, DISCRIMINATOR), ADVERSARIAL)
 VAE = Family("vae", "variational auto-encoder", (ENCODER, DECODER), VARIATIONAL)
 
-FAMILIES: dict[str, Family] = {f.key: f for f in (FFN, AE, RBM, DBN, CNN, DN, RNN, LSTM, GAN, VAE)}
+FAMILIES: dict[str, Family] = {f.key: f for f in (FFN, AE, RBM, DBN, CNN, DN, RNN, LSTM, GRU, TCN, GAN, VAE)}
 KEYS = tuple(FAMILIES)
 
 

@@ -11,11 +11,14 @@ from dataclasses import dataclass
 BATCH_DENSE = "fully connected"
 BATCH_IMAGE = "convolutional"  # smaller on large images
 BATCH_RECURRENT = "recurrent"
+BATCH_TEMPORAL = "temporal convolutional"  # Bai et al.'s reference implementation of its TCN
 
 # The `training.loss` of the families whose step fixes it (the others take their goal's: dense.head); the
 # GAN's loss is named after it.
 LOSS_ADVERSARIAL = "gan"
-LOSS_ELBO = "elbo"
+LOSS_ELBO = "elbo"  # the decoder's sigmoid output is Bernoulli (binary cross-entropy), else squared error
+# the decoder ends in a `Gaussian` layer: Gaussian negative log-likelihood with its learned variance
+LOSS_ELBO_GAUSSIAN = "elbo_gaussian"
 LOSS_CD1 = "cd1"
 
 

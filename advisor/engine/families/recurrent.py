@@ -1,12 +1,12 @@
-"""Recurrent families: LSTM (first for data over time) and plain RNN (the alternative), on features or
-tokens."""
+"""Recurrent families: LSTM, GRU (Cho et al. 2014: two gates instead of the LSTM's three and no separate
+cell state) and the plain RNN, on features or tokens."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from advisor.engine.candidate import Draft, io_dict
-from advisor.engine.families import LSTM, RNN
+from advisor.engine.families import GRU, LSTM, RNN
 from advisor.engine.families.dense import head
 from advisor.engine.families.family import Family
 from advisor.engine.families.roles import MODEL
@@ -16,7 +16,7 @@ from advisor.engine.sizing import capacity, capacity_reason, fits_data, round_wi
 
 LAYERS = 2  # Shi et al. 2016: "2 LSTM layers" (LSTM-32/64); also Zaremba et al. 2014's medium model
 MAX_HIDDEN = 1024
-CELLS = {LSTM: "LSTM", RNN: "RNN"}  # the layer kind each recurrent family stacks
+CELLS = {LSTM: "LSTM", GRU: "GRU", RNN: "RNN"}  # the layer kind each recurrent family stacks
 
 
 def hidden_for(spec: dict[str, Any]) -> int:
@@ -35,7 +35,7 @@ MIN_HIDDEN = 16
 
 
 def recurrent(spec: dict[str, Any], family: Family) -> Draft:
-    """A family of CELLS: LSTM or RNN. The width halves (not below MIN_HIDDEN) until the
+    """A family of CELLS: LSTM, GRU or RNN. The width halves (not below MIN_HIDDEN) until the
     weights fit the data (sizing.fits_data): a 10,000-word vocabulary at 768 units is 17 M weights, far more
     than 25,000 reviews can pin down."""
     hidden = hidden_for(spec)
@@ -54,41 +54,46 @@ def _parameters(draft: Draft) -> int:
     return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
+def front_over_time(spec: dict[str, Any], width: int) -> tuple[list[Layer], list[dict[str, Any]], int]:
+    """What feeds a network over time steps: for token ids an embedding of `width` numbers (and its reason),
+    for features nothing; and the width per step that reaches it."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    if vocab is None:
+        return [], [], int(data["input_shape"][-1])
+    text = f"Token input: an embedding turns each of {vocab:,} token ids into {width} numbers."
+    embedding = layer("Embedding", num_embeddings=vocab, embedding_dim=width)
+    return [embedding], [reason("net.tokens.embedding", text)], width
+
+
+def head_over_time(
+    spec: dict[str, Any], hidden: int, features: int
+) -> tuple[list[Layer], dict[str, Any], str]:
+    """What follows a network over time steps of `hidden` units (recurrent or temporal convolutional): its
+    last layers, io and loss. Token generation: next-token logits at every step, [B, T, vocab]; series
+    generation: the next step's `features` from the sequence so far; otherwise the spec's goal from the
+    last step."""
+    data = spec["data"]
+    vocab = data["vocab_size"]
+    if spec["task"] == "generation" and vocab is not None:
+        tail = [layer("Linear", in_features=hidden, out_features=vocab)]
+        return tail, io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab), "cross_entropy"
+    if spec["task"] == "generation":
+        tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=features)]
+        return tail, io_dict(data["input_shape"], "value", features), "mse"
+    target, outputs, loss = head(spec)
+    tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
+    return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
+
+
 def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
     kind = CELLS[family]
     data = spec["data"]
     vocab = data["vocab_size"]
-    generating = spec["task"] == "generation"
-    model: list[Layer] = []
-    reasons: list[dict[str, Any]] = []
-    if vocab is not None:
-        model.append(layer("Embedding", num_embeddings=vocab, embedding_dim=hidden))
-        width = hidden
-        reasons.append(
-            reason(
-                "net.tokens.embedding",
-                f"Token input: an embedding turns each of {vocab:,} token ids into {hidden} numbers.",
-            )
-        )
-    else:
-        width = data["input_shape"][-1]
+    model, reasons, width = front_over_time(spec, hidden)
     model.append(layer(kind, input_size=width, hidden_size=hidden, num_layers=LAYERS, batch_first=True))
-    if generating and vocab is not None:
-        # next-token logits at every step: [B, T, vocab]
-        model.append(layer("Linear", in_features=hidden, out_features=vocab))
-        io = io_dict(data["input_shape"], "class_per_step", vocab, vocab_size=vocab)
-        loss = "cross_entropy"
-    elif generating:
-        # the next step's features from the sequence so far: [B, features]
-        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=width)]
-        io = io_dict(data["input_shape"], "value", width)
-        loss = "mse"
-    else:
-        target, outputs, loss = head(spec)
-        model += [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
-        io = io_dict(data["input_shape"], target, outputs, vocab_size=vocab)
-    if vocab is not None and generating:
-        io["vocab_size"] = vocab
+    tail, io, loss = head_over_time(spec, hidden, width)
+    model += tail
     reasons.append(
         reason(
             "size.recurrent",

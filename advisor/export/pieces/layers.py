@@ -32,6 +32,20 @@ class Reshape(nn.Module):
         return x.reshape(x.shape[0], *self.shape)
 
 
+class Gaussian(nn.Module):
+    """A Gaussian decoder's output (Kingma & Welling 2014, appendix C.2): passes the
+    mean through and holds one learned log-variance per value, started at 0
+    (variance 1); the VAE's Gaussian ELBO reads it for the likelihood, and sampling
+    for the samples' noise."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.log_variance = nn.Parameter(torch.zeros(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
 class LastStep(nn.Module):
     """Keep a batch-first sequence's last time step: [B, T, H] -> [B, H]."""
 
