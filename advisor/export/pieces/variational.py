@@ -38,6 +38,15 @@ def elbo_loss(
     kl = -0.5 * torch.mean(torch.sum(1 + log_var - mean.pow(2) - log_var.exp(), dim=1))
     out = decoder(z)
     target = x.reshape(out.shape)
+    # a Gaussian decoder: a learned variance per value
+    if config.loss == "elbo_gaussian":
+        noise = next(m for m in decoder.modules() if hasattr(m, "log_variance"))
+        log_var = noise.log_variance  # [values]
+        error = (out.reshape(len(x), -1) - x.reshape(len(x), -1)).pow(2)
+        # the Gaussian negative log-likelihood per example, summed over values (Kingma &
+        # Welling 2014, appendix C.2)
+        nll = 0.5 * torch.mean(torch.sum(error * torch.exp(-log_var) + log_var, dim=1))
+        return nll + kl
     if config.sigmoid_output:  # the decoder gives probabilities: binary cross-entropy
         return F.binary_cross_entropy(out, target) + kl
     return F.mse_loss(out, target) + kl
