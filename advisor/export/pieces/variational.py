@@ -40,12 +40,11 @@ def elbo_loss(
     target = x.reshape(out.shape)
     # a Gaussian decoder: a learned variance per value
     if config.loss == "elbo_gaussian":
-        noise = next(m for m in decoder.modules() if hasattr(m, "log_variance"))
-        log_var = noise.log_variance  # [values]
+        noise = next(p for n, p in decoder.named_parameters() if n.endswith("log_variance"))
         error = (out.reshape(len(x), -1) - x.reshape(len(x), -1)).pow(2)
         # the Gaussian negative log-likelihood per example, summed over values (Kingma &
         # Welling 2014, appendix C.2)
-        nll = 0.5 * torch.mean(torch.sum(error * torch.exp(-log_var) + log_var, dim=1))
+        nll = 0.5 * torch.mean(torch.sum(error * torch.exp(-noise) + noise, dim=1))
         return nll + kl
     if config.sigmoid_output:  # the decoder gives probabilities: binary cross-entropy
         return F.binary_cross_entropy(out, target) + kl
