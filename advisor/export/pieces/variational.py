@@ -40,7 +40,9 @@ def elbo_loss(
     target = x.reshape(out.shape)
     # a Gaussian decoder: a learned variance per value
     if config.loss == "elbo_gaussian":
-        noise = next(p for n, p in decoder.named_parameters() if n.endswith("log_variance"))
+        noise = next(
+            p for n, p in decoder.named_parameters() if n.endswith("log_variance")
+        )
         error = (out.reshape(len(x), -1) - x.reshape(len(x), -1)).pow(2)
         # the Gaussian negative log-likelihood per example, summed over values (Kingma &
         # Welling 2014, appendix C.2)
