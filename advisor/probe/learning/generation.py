@@ -268,7 +268,7 @@ def train_generator(
             if halted:
                 stopped = halted
                 break
-            step.run((data[order[start : start + batch]],))
+            step.run((data[order[start : start + batch].to(data.device)],))
             updates += 1
         if stopped != "epochs":
             break
