@@ -231,3 +231,20 @@ class Verdict(TypedDict):
     notes: list[str]
     reasons: list[dict[str, str]]
     time_to_target: NotRequired[dict[str, Any] | None]
+
+
+class GenerationVerdict(TypedDict):
+    """What a generation probe concludes: its generator's two-sample score on the held-out split against
+    `target.two_sample`, beside a Gaussian mixture's (advisor/probe/learning/generation.py)."""
+
+    text: str
+    metric: str  # "two_sample"
+    target: float | None  # the spec's target.two_sample
+    chosen: str | None  # "deep": the role of the generator (its index is the probe's deep_candidate)
+    family: str | None  # "gan" or "vae"
+    score: float | None  # the generator's two-sample score; None when none was trained
+    baseline_score: float | None  # the Gaussian mixture's
+    real_score: float | None  # real training examples against the held-out ones: the test's ceiling here
+    met: bool | None  # score >= target; None without a target or a score
+    notes: list[str]
+    reasons: list[dict[str, str]]

@@ -89,9 +89,7 @@ def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:
 def sample_offers(owner: Any, sample_rows: list[DataSample]) -> list[SampleOffers]:
     """Per sample, the owner's newest recommendations it can be probed with and, for the others, why not:
     from what was kept about each sample (no file is read), by the same check that refuses a probe."""
-    recommendations = list(
-        Recommendation.objects.filter(owner=owner).exclude(spec__task="generation")[:OFFERED_RECOMMENDATIONS]
-    )
+    recommendations = list(Recommendation.objects.filter(owner=owner)[:OFFERED_RECOMMENDATIONS])
     answer = []
     for sample in sample_rows:
         offers = SampleOffers(sample)

@@ -51,7 +51,9 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         if index is not None
     }
     spe = {role: seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
-    target = (rec.spec.get("target") or {}).get("accuracy")
+    task = rec.spec.get("task") or ""
+    # a generation task's target is its two-sample score (learning/generation.py), not an accuracy
+    target = (rec.spec.get("target") or {}).get("two_sample" if task == "generation" else "accuracy")
     return ProbePlan(
         sample_path=str(job.sample.file),
         goal=rec.spec.get("goal") or "classify",
@@ -63,6 +65,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         seed=int(job.options.get("seed", 0)),
         device="cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}",
         seconds_per_epoch={k: v for k, v in spe.items() if v},
+        task=task,
     )
 
 

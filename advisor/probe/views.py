@@ -17,6 +17,7 @@ from advisor.models import Recommendation
 from advisor.probe import conf, queries, services
 from advisor.probe.fit import facts_of, pick_candidates, probe_fit
 from advisor.probe.forms import ProbeForm, SampleForm
+from advisor.probe.generation_views import generation_page, is_generation
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.verdict import interval_words
 from advisor.queries import online_devices, paginate, recommendation_for
@@ -123,6 +124,8 @@ def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = visible(queries.probe_for(request.user, pk), "probe")
+    if is_generation(job):  # a generator's probe: its two-sample score, on a page of its own
+        return generation_page(request, job)
     target = (job.recommendation.spec.get("target") or {}).get("accuracy")
     curve = job.results.get("curve") or {}
     context = {

@@ -29,3 +29,4 @@ class ProbePlan:
     seconds_per_epoch: dict[str, dict[str, Any]] = field(
         default_factory=dict
     )  # per role: {"seconds", "basis"}
+    task: str = ""  # the spec's task: "generation" takes the generation probe (learning/generation.py)
