@@ -14,7 +14,7 @@ from advisor.web.partial import job_page
 
 
 def is_generation(job: ProbeJob) -> bool:
-    return job.recommendation.spec.get("task") == "generation"
+    return bool(job.recommendation.spec.get("task") == "generation")
 
 
 def generation_page(request: HtmxHttpRequest, job: ProbeJob) -> HttpResponse:

@@ -142,7 +142,7 @@ def generate(
     draw = torch.Generator().manual_seed(seed)
     device = next(net.parameters()).device
     # the Gaussian layer holds the decoder's learned log-variance; a series' decoder reshapes after it
-    noise = next((m.log_variance for m in net.modules() if hasattr(m, "log_variance")), None)
+    noise = next((p for name, p in net.named_parameters() if name.endswith("log_variance")), None)
     net.eval()
     with torch.no_grad():
         z = torch.randn(n, int(candidate["io"]["latent_size"]), generator=draw).to(device)
