@@ -94,7 +94,7 @@ def features(candidate: dict[str, Any], batch: int, threads: int, profile: Devic
     ]
 
 
-FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (profiles.py)
+FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (timemodels.py)
 
 
 def rows_features(
