@@ -18,7 +18,7 @@ from typing import Any, cast
 from advisor import engine, queueing
 from advisor.engine.learned import FEATURES, Correction, Validation, fit_correction
 from advisor.engine.profile import DeviceProfile, is_current, merge, trusted
-from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, TimeModel
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def refit_time_model(*, device: Device) -> TimeModel | None:
     profile alone on those rows (engine.learned.Validation), or None while too few rows."""
     if not device.profile:
         return None
-    measured = Measurement.objects.filter(
+    measured = MeasuredConfiguration.objects.filter(
         job__device=device, job__status=CalibrationJob.SUCCEEDED, status="ok", seconds_per_batch__gt=0
     ).select_related("job__recommendation")
     configs = []

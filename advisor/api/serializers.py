@@ -12,7 +12,7 @@ from advisor import contract, queries
 from advisor.api.schema import request_body
 from advisor.api.spec import EstimateSerializer
 from advisor.ids import MAX_ID
-from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, Recommendation
 from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE
 from advisor.spread import participants
@@ -216,7 +216,7 @@ def _optional_float(help_text: str = "") -> serializers.FloatField:
     return serializers.FloatField(required=False, allow_null=True, help_text=help_text)
 
 
-class MeasurementSerializer(serializers.Serializer[Measurement]):
+class MeasurementSerializer(serializers.Serializer[MeasuredConfiguration]):
     """One measured configuration: what advisor.calibration.measure() returned (docs/CONTRACT.md, Python
     entry points), as its row keeps it."""
 
@@ -263,7 +263,7 @@ class MeasurementSerializer(serializers.Serializer[Measurement]):
     minor_faults_per_step = serializers.FloatField(required=False)
     major_faults_per_step = serializers.FloatField(required=False)
 
-    def to_representation(self, instance: Measurement) -> dict[str, Any]:
+    def to_representation(self, instance: MeasuredConfiguration) -> dict[str, Any]:
         return {
             **instance.result,
             "batch_size": instance.batch_size,
