@@ -1,6 +1,7 @@
-"""The core data of the public contract as types (docs/CONTRACT.md, docs/CANDIDATE.md): the candidate, its
-estimate, one measured configuration and a probe's verdict. Pure declarations: no Django, no torch, so the
-engine, the calibration, the probe and the Django side all name the same shapes.
+"""The core data of the public contract as types (docs/CONTRACT.md, docs/CANDIDATE.md): the TaskSpec, the
+recommendation with its candidates and their estimates, one measured configuration and a probe's verdict. Pure
+declarations: no Django, no torch, so the engine, the calibration, the probe and the Django side all name the
+same shapes.
 
 The JSON stays plain dicts (stored in JSONFields, sent as is); these TypedDicts say what a dict holds where it
 crosses a boundary. Fields marked NotRequired appear only in some cases, as the contract says.
@@ -8,7 +9,48 @@ crosses a boundary. Fields marked NotRequired appear only in some cases, as the 
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from typing_extensions import ReadOnly  # typing's own from Python 3.13
+
+
+class TaskData(TypedDict):
+    examples: int
+    input_shape: list[int]
+    vocab_size: int | None
+    outputs: int | None
+    labelled_fraction: float
+    bytes_per_value: int
+
+
+class TaskHardware(TypedDict):
+    cpu_cores: int
+    cpu_threads: int
+    ram_gb: float
+    gpu: str | None  # a catalog id
+    gpus_per_node: int
+    gpu_memory_gb: float | None
+    nodes: int
+    link: str
+    storage: str
+
+
+class TaskTarget(TypedDict):
+    accuracy: float | None
+    two_sample: float | None  # generation only
+    time_budget_hours: float | None
+
+
+class TaskSpec(TypedDict):
+    """A TaskSpec as advisor.engine.normalise returns it: validated, every default filled in."""
+
+    task: str
+    generation: str | None
+    goal: str | None
+    data: TaskData
+    hardware: TaskHardware
+    target: TaskTarget
 
 
 class Layer(TypedDict):
@@ -38,15 +80,20 @@ class Training(TypedDict):
     learning_rate: float
     epochs: int
     loss: str
+    init: NotRequired[str]  # "uniform_fan_in": at most 1/sqrt(fan-in) per weight; absent for RBM and DBN
     momentum: NotRequired[float]
     betas: NotRequired[list[float]]  # Adam's (beta1, beta2) where a rule sets them (DCGAN's image GANs)
 
 
 class MemoryBytes(TypedDict):
+    """The peak of live bytes in one training step (`total`) and its make-up at that moment."""
+
     weights: int
     gradients: int
     optimizer: int
     activations: int
+    batch: int  # inputs and targets
+    workspace: int  # gradient buffers in flight, the optimiser's temporaries
     total: int
 
 
@@ -113,7 +160,7 @@ class Estimate(TypedDict):
     data_seconds_per_epoch: NotRequired[float]
     scaling: NotRequired[Scaling]
     # measured estimates only
-    analytic: NotRequired[dict[str, Any]]
+    analytic: NotRequired[Estimate]  # the estimate before the measurement, at that batch
     error_vs_analytic: NotRequired[float]
     measured_at: NotRequired[MeasuredAt]
     calibration: NotRequired[int]
@@ -145,6 +192,63 @@ class Candidate(TypedDict):
     reasons: list[Reason]
     estimate: Estimate
     accuracy_probe: NotRequired[ProbeEstimate]
+
+
+class Trainable(TypedDict):
+    """What building, timing and training a candidate's networks reads (the engine's counts and memory, the
+    calibration, the probe, a download): a Candidate is one, and so are the reference networks of
+    advisor/calibration/examples.py. Read-only, so that a Candidate passes for one."""
+
+    family: ReadOnly[str]
+    networks: ReadOnly[dict[str, list[Layer]]]
+    io: ReadOnly[Io]
+    training: ReadOnly[Training]
+    published: ReadOnly[NotRequired[str | None]]
+
+
+class HardwarePlan(TypedDict):
+    device: str  # "cpu" or "gpu"
+    threads: int
+    threads_basis: NotRequired[str]  # "cores", "profiled" or "measured"; absent in recommendations before it
+    gpus: int
+    nodes: int
+    parallelism: str  # "none", "data", "model", "hybrid"
+    sync: str  # "none", "sync", "mixed", "async"
+    reasons: list[Reason]
+
+
+class Dataflow(TypedDict):
+    dataset_bytes: float
+    fits_in_ram: bool
+    fits_in_gpu: bool
+    transfer_seconds_per_epoch: float
+    storage_seconds_per_epoch: float
+    io_seconds_per_epoch: float
+    effective_compute_fraction: NotRequired[float]  # set once the compute time is known
+    reasons: list[Reason]
+
+
+class PlausibilityWarning(TypedDict):
+    """Values that pass their own checks but contradict each other (advisor/engine/plausibility.py)."""
+
+    field: str  # the TaskSpec's dotted path, as in a SpecError
+    message: str
+
+
+class Recommendation(TypedDict):
+    """advisor.engine.recommend's answer; as stored and served (advisor.queries.recommendation_payload) also
+    its `id` and `engine_version`. A models.Recommendation row keeps it in `result`."""
+
+    id: NotRequired[int]
+    engine_version: NotRequired[int]
+    spec: TaskSpec
+    candidates: list[Candidate]
+    hardware_plan: HardwarePlan
+    dataflow: Dataflow
+    reasons: list[Reason]
+    warnings: list[PlausibilityWarning]
+    # a recommendation timed from a device: that device's profile (engine.profile.DeviceProfile) and its id
+    device_profile: NotRequired[dict[str, Any]]
 
 
 class Unreliability(TypedDict):
@@ -184,8 +288,8 @@ class Contention(TypedDict):
 
 
 class Measurement(TypedDict):
-    """One measured configuration: advisor.calibration.measure()'s dict (the contract's fields; it carries
-    more: the step's FLOPs formula, user and system time, page faults, the raw samples)."""
+    """One measured configuration: what advisor.calibration.measure() returns (the contract's fields, and the
+    step's FLOPs, user and system time, page faults and raw samples besides)."""
 
     status: str  # "ok" or "oom"
     message: str
@@ -203,6 +307,7 @@ class Measurement(TypedDict):
     threads: int | None
     batch_size: int
     allocator: str
+    warmup: NotRequired[int]
     noisy: NotRequired[bool]  # descriptive: IQR above 10% of the median
     # (added) what acts: the median not pinned within ±5% in the time given, or contention seen; absent in
     # results measured before (reliable)
@@ -213,6 +318,53 @@ class Measurement(TypedDict):
     interval_halfwidth: NotRequired[float | None]
     stopped: NotRequired[str]  # "precise", "time" or "minimum"
     contention: NotRequired[Contention | None]
+    # the step measured: absent where it ran out of memory before it was built
+    family: NotRequired[str]
+    flops_per_example: NotRequired[int]
+    step_flops_per_example: NotRequired[int]
+    step_flops_formula: NotRequired[str]
+    error: NotRequired[str]  # out of memory: the exception's first line
+    # memory: live_tensor_peak_bytes is what engine.memory_for estimates; rss_growth_bytes on a CPU,
+    # max_memory_reserved_bytes on CUDA (else null)
+    live_tensor_peak_bytes: NotRequired[int | None]
+    rss_growth_bytes: NotRequired[int | None]
+    max_memory_reserved_bytes: NotRequired[int | None]
+    samples: NotRequired[list[float]]  # every timed step's seconds
+    user_seconds_per_step: NotRequired[float]
+    system_seconds_per_step: NotRequired[float]
+    minor_faults_per_step: NotRequired[float]
+    major_faults_per_step: NotRequired[float]
+
+
+class EpochScore(TypedDict):
+    """One scored epoch of a probe's training run."""
+
+    epoch: int
+    val: float
+    test: float
+    val_loss: float
+    seconds: float  # since training began
+    train_seconds: float  # of those, the seconds inside training steps (the rest is scoring)
+
+
+class TrainingRun(TypedDict):
+    """What the probe's train step returns (advisor/probe/learning/train.py): a probe's results.shallow and
+    results.deep, and each point of its learning curve."""
+
+    family: str | None
+    depth: str | None
+    parameters: int | None
+    batch_size: int
+    steps_per_epoch: int
+    train_examples: int
+    max_epochs: int
+    epochs: list[EpochScore]
+    best_epoch: int | None
+    score: float | None  # the held-out test score at the best validation epoch
+    val_score: float | None
+    train_score: float | None
+    stopped: str  # "epochs", "plateau", "time", "stopped" or "diverged"
+    seconds: NotRequired[float]  # set when it ends
 
 
 class Verdict(TypedDict):

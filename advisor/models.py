@@ -166,7 +166,7 @@ class DeviceJob(models.Model):
         or a job cancelled meanwhile, claims nothing."""
         now = timezone.now()
         return bool(
-            cls.objects.filter(pk=pk, status=cls.QUEUED, cancel_requested=False).update(  # type: ignore[attr-defined]
+            cls._default_manager.filter(pk=pk, status=cls.QUEUED, cancel_requested=False).update(
                 status=cls.RUNNING,
                 started_at=now,
                 heartbeat_at=now,
@@ -206,8 +206,9 @@ class CalibrationJob(DeviceJob):
         return f"Calibration {self.pk} on {self.device_id} ({self.status})"
 
 
-class Measurement(models.Model):
-    """One measured configuration; saved as soon as it is measured so a crash loses at most one."""
+class MeasuredConfiguration(models.Model):
+    """One measured configuration of a calibration; saved as soon as it is measured so a crash loses at most
+    one. Its `result` is the contract's Measurement (advisor.contract), which the API serves."""
 
     job = models.ForeignKey(CalibrationJob, on_delete=models.CASCADE, related_name="measurements")
     batch_size = models.PositiveIntegerField()
@@ -215,7 +216,7 @@ class Measurement(models.Model):
     allocator = models.CharField(max_length=20, default="default")
     status = models.CharField(max_length=12, default="ok")  # "ok" or "oom"
     seconds_per_batch = models.FloatField(null=True, blank=True)
-    result = models.JSONField()  # advisor.calibration.measure()'s dict
+    result = models.JSONField()  # advisor.calibration.measure()'s contract.Measurement
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -11,8 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from advisor import engine, jobs
-from advisor.contract import Estimate
-from advisor.models import CalibrationJob, Measurement
+from advisor.contract import Candidate, Estimate
+from advisor.models import CalibrationJob, MeasuredConfiguration
 from advisor.queries import recommendation_payload
 from advisor.services import CALIBRATIONS
 
@@ -58,7 +58,7 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
 
 def _data_parallel(
     job: CalibrationJob,
-    candidate: dict[str, Any],
+    candidate: Candidate,
     worlds: list[int],
     seconds_left: float,
     watcher: jobs.Watcher,
@@ -167,7 +167,7 @@ def conclude(job: CalibrationJob, watcher: jobs.Watcher | None, summary: dict[st
             summary = {**summary, "withheld": withheld_text(summary["unreliable"])}
         else:
             status, error = CalibrationJob.FAILED, "no configuration could be measured (all out of memory?)"
-    # Each configuration's result, with all its step samples, is in its Measurement row already.
+    # Each configuration's result, with all its step samples, is in its MeasuredConfiguration row already.
     summary = {key: value for key, value in summary.items() if key != "results"}
     finished = jobs.finish(job, status=status, error=error, summary=summary, estimate=estimate)
     if status == CalibrationJob.SUCCEEDED and job.device.profile:  # learn from it (engine.learned)
@@ -182,9 +182,9 @@ def refit_after(job: CalibrationJob) -> None:
     app.send_task("advisor.refit_time_model", args=[job.device_id], queue=job.device.queue)
 
 
-def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> Measurement:
+def record_result(*, job: CalibrationJob, event: dict[str, Any]) -> MeasuredConfiguration:
     result = event["result"]
-    return Measurement.objects.create(
+    return MeasuredConfiguration.objects.create(
         job=job,
         batch_size=event["batch_size"],
         threads=event.get("threads"),
@@ -248,7 +248,7 @@ def withheld_text(unreliable: list[dict[str, Any]]) -> str:
     )
 
 
-def epoch_step_seconds(m: Measurement) -> tuple[float, str]:
+def epoch_step_seconds(m: MeasuredConfiguration) -> tuple[float, str]:
     """The seconds per batch that predict a real epoch, and which statistic they are
     (engine.robust.headline_step: the trimmed mean step plus gathering, chosen by `python -m bench epoch`;
     older results fall back to the mean step, then the median, and say so in the source)."""

@@ -192,6 +192,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # a job's status and a measured configuration's share the field name: each enum named for what it is
+    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "advisor.models.DeviceJob.STATUS_CHOICES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "advisor.api.schema.add_common_errors",

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from advisor import forecasts, jobs
+from advisor.contract import Candidate
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.services import CalibrationRefused, ddp_refusal, parameters_refusal, publish, queued_refusal
 
@@ -164,7 +165,7 @@ def _wait_for_store(job: CalibrationJob, peers: Peers, deadline: float) -> str |
     return None
 
 
-def run_participant(job: CalibrationJob, watcher: jobs.Watcher, candidate: dict[str, Any]) -> dict[str, Any]:
+def run_participant(job: CalibrationJob, watcher: jobs.Watcher, candidate: Candidate) -> dict[str, Any]:
     """This worker's rank of the spread calibration; the outcome for the job machinery."""
     from advisor.calibration.hosts import run_host
     from advisor.calibration.scaling import ScalingPlan, free_port, scaling_rows
@@ -238,5 +239,5 @@ def _fail_all(job: CalibrationJob, rank: int, reason: str) -> dict[str, Any]:
     return {"status": "failed", "error": reason}
 
 
-def _batch(candidate: dict[str, Any]) -> int:
+def _batch(candidate: Candidate) -> int:
     return int((candidate.get("training") or {}).get("batch_size") or 32)

@@ -9,7 +9,7 @@ import pickle
 from typing import cast
 
 from advisor.engine.learned import FEATURES, Correction, Validation, fit_correction
-from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, TimeModel
 
 
 def refit_time_model(*, device: Device) -> TimeModel | None:
@@ -18,7 +18,7 @@ def refit_time_model(*, device: Device) -> TimeModel | None:
     profile alone on those rows (engine.learned.Validation), or None while too few rows."""
     if not device.profile:
         return None
-    measured = Measurement.objects.filter(
+    measured = MeasuredConfiguration.objects.filter(
         job__device=device, job__status=CalibrationJob.SUCCEEDED, status="ok", seconds_per_batch__gt=0
     ).select_related("job__recommendation")
     configs = []

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-Candidate = dict[str, Any]
+from advisor.contract import Candidate
 
 
 def _linear(i: int, o: int) -> dict[str, Any]:

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.calibration.examples import io_fields, layer
+from advisor.contract import Trainable
 from bench import cnn_networks
-
-Candidate = dict[str, Any]
 
 NAMES = ("FCN-5", "FCN-8", "AlexNet", "ResNet-50", "LSTM-32", "LSTM-64")
 BATCH = {"FCN-5": 64, "FCN-8": 64, "AlexNet": 16, "ResNet-50": 16, "LSTM-32": 128, "LSTM-64": 128}
@@ -50,7 +49,7 @@ def _candidate(
     flops: int,
     io: dict[str, Any],
     definition: str,
-) -> Candidate:
+) -> Trainable:
     batch = BATCH[name]
     return {
         "family": family,
@@ -94,7 +93,7 @@ def _candidate(
     }
 
 
-def fcn(name: str, hidden_layers: int, scale: float = 1.0) -> Candidate:
+def fcn(name: str, hidden_layers: int, scale: float = 1.0) -> Trainable:
     """3 (FCN-5) or 6 (FCN-8) sigmoid hidden layers of 2048 units between 26,752 inputs and 26,752 classes."""
     features, hidden = _scaled(FCN_FEATURES, scale), _scaled(FCN_HIDDEN, scale)
     widths = [features] + [hidden] * hidden_layers + [features]
@@ -118,7 +117,7 @@ def fcn(name: str, hidden_layers: int, scale: float = 1.0) -> Candidate:
     )
 
 
-def lstm(name: str, steps: int, scale: float = 1.0) -> Candidate:
+def lstm(name: str, steps: int, scale: float = 1.0) -> Trainable:
     """Embedding(10000, 512) -> 2-layer LSTM(512) -> Linear(512, 10000) at every step, `steps` tokens."""
     vocab, hidden = _scaled(LSTM_VOCAB, scale), _scaled(LSTM_HIDDEN, scale)
     layers = [
@@ -143,7 +142,7 @@ def lstm(name: str, steps: int, scale: float = 1.0) -> Candidate:
     )
 
 
-BUILDERS: dict[str, Callable[[float], Candidate]] = {
+BUILDERS: dict[str, Callable[[float], Trainable]] = {
     "FCN-5": lambda scale: fcn("FCN-5", 3, scale),
     "FCN-8": lambda scale: fcn("FCN-8", 6, scale),
     "LSTM-32": lambda scale: lstm("LSTM-32", 32, scale),
@@ -151,7 +150,7 @@ BUILDERS: dict[str, Callable[[float], Candidate]] = {
 }
 
 
-def candidate(name: str, scale: float = 1.0) -> Candidate:
+def candidate(name: str, scale: float = 1.0) -> Trainable:
     """The candidate dict of one of the six networks (KeyError for an unknown name)."""
     if name not in NAMES:
         raise KeyError(f"unknown network {name!r}; choose from {', '.join(NAMES)}")

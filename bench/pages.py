@@ -67,7 +67,7 @@ def _populate(recs: int, jobs: int) -> dict[str, Any]:
     from django.utils import timezone
 
     from advisor import engine
-    from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+    from advisor.models import CalibrationJob, Device, MeasuredConfiguration, Recommendation
 
     user = get_user_model().objects.create_user(username="bench", password="bench-password-1")
     answers = [engine.recommend(spec) for spec in SPECS]
@@ -99,8 +99,12 @@ def _populate(recs: int, jobs: int) -> dict[str, Any]:
                     "seconds_per_batch": s, "iqr": s / 20, "iterations": 40, "examples_per_second": b / s,
                     "peak_memory_bytes": 10_000_000 * b, "achieved_flops": 1e9, "device": "cpu", "threads": t,
                 }  # fmt: skip
-                rows.append(Measurement(job=job, batch_size=b, threads=t, seconds_per_batch=s, result=result))
-    Measurement.objects.bulk_create(rows)
+                rows.append(
+                    MeasuredConfiguration(
+                        job=job, batch_size=b, threads=t, seconds_per_batch=s, result=result
+                    )
+                )
+    MeasuredConfiguration.objects.bulk_create(rows)
     by_task = {r.spec["task"]: r.pk for r in Recommendation.objects.order_by("-id")[: len(SPECS) * 2]}
     return {"user": user, "by_task": by_task, "jobs": [j.pk for j in created]}
 

@@ -95,7 +95,7 @@ def compare_profiles(
 def catalog_vs_shi() -> list[dict[str, Any]]:
     """The catalog path (engine.estimate with the catalog's peaks) against Shi et al.'s best tool per cell."""
     from advisor.engine import catalog
-    from advisor.engine.estimate import Device, layer_count, seconds_per_batch
+    from advisor.engine.estimate import CatalogDevice, layer_count, seconds_per_batch
     from advisor.engine.memory import count_networks, kept_activations
     from bench import cnn_networks, networks
 
@@ -112,7 +112,7 @@ def catalog_vs_shi() -> list[dict[str, Any]]:
             if best is None:
                 continue
             entry = catalog.gpu(gpu_id)
-            dev = Device(
+            dev = CatalogDevice(
                 "gpu",
                 entry["name"],
                 entry["fp32_tflops"] * 1e12,

@@ -1,11 +1,27 @@
 """Completes the generated OpenAPI schema with the answers every operation can give, so that an outside client
 (or a fuzzer checking status-code conformance) finds each real answer documented: 401 without credentials,
 404 for an `{id}` that is not the caller's, 404 for a page past the end of a list, 414 for a query string
-longer than the server reads."""
+longer than the server reads. And names request bodies' components as the contract names them."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+
+_Body = TypeVar("_Body", bound=type)
+
+
+def request_body(serializer: _Body) -> _Body:
+    """Names a request body's component as its serializer is named: `CalibrationRequestSerializer` gives
+    `CalibrationRequest`. drf-spectacular appends `Request` to every component a request uses (the setting
+    COMPONENT_SPLIT_REQUEST, which keeps read-only fields out of them), so the name it is given here lacks
+    it; otherwise a generated client would get a `CalibrationRequestRequest`."""
+    name = serializer.__name__.removesuffix("Serializer").removesuffix("Request")
+    return extend_schema_serializer(component_name=name)(serializer)
+
 
 DETAIL = {
     "type": "object",
@@ -21,6 +37,22 @@ ON_PAGE = {"404": "no such page (page beyond the last, or not a positive number)
 # Answered by gunicorn itself, before the app, as an HTML page: a query string past its 4,094-byte
 # request line.
 TOO_LONG = {"414": {"description": "request line too long", "content": {"text/html": {"schema": {}}}}}
+
+
+class FieldErrors(serializers.Serializer[dict[str, list[str]]]):
+    """A 400's body as a named schema component (never instantiated; _FieldErrorsSchema maps it)."""
+
+
+class _FieldErrorsSchema(OpenApiSerializerExtension):
+    target_class = FieldErrors
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": "the messages of each refused field by its dotted path, e.g. "
+            '{"data.input_shape": ["tabular needs [features]"]}',
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        }
 
 
 def add_common_errors(result: dict[str, Any], **_: Any) -> dict[str, Any]:

@@ -8,9 +8,11 @@ from weakref import WeakKeyDictionary
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from advisor import queries
+from advisor import contract, queries
+from advisor.api.schema import request_body
+from advisor.api.spec import EstimateSerializer
 from advisor.ids import MAX_ID
-from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, Recommendation
 from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE
 from advisor.spread import participants
@@ -20,13 +22,13 @@ from advisor.spread import participants
 _MAX_SECONDS_FIELD = 2**31 - 1
 
 
-class _Restart(serializers.Serializer[dict[str, Any]]):
+class RestartSerializer(serializers.Serializer[dict[str, Any]]):
     count = serializers.IntegerField(help_text="restarts since `manage.py serve` started")
     reason = serializers.CharField(help_text="how the previous worker ended, e.g. killed by SIGKILL")
     at = serializers.DateTimeField()
 
 
-class _Spread(serializers.Serializer[dict[str, Any]]):
+class SpreadSerializer(serializers.Serializer[dict[str, Any]]):
     group = serializers.CharField()
     rank = serializers.IntegerField()
     world = serializers.IntegerField()
@@ -34,7 +36,7 @@ class _Spread(serializers.Serializer[dict[str, Any]]):
     jobs = serializers.ListField(child=serializers.IntegerField(), help_text="job ids in rank order")
 
 
-class _Place(serializers.Serializer[dict[str, Any]]):
+class PlaceSerializer(serializers.Serializer[Place]):
     position = serializers.IntegerField(help_text="1: the next job its device starts (fair-share order)")
     ahead = serializers.IntegerField(help_text="jobs before it: the running one and those queued before it")
     expected_start = serializers.DateTimeField(allow_null=True, help_text="null while the device is drained")
@@ -42,7 +44,7 @@ class _Place(serializers.Serializer[dict[str, Any]]):
     draining = serializers.BooleanField(help_text="staff drained the device: nothing starts until undrained")
 
 
-class _Remaining(serializers.Serializer[dict[str, Any]]):
+class RemainingSerializer(serializers.Serializer[Left]):
     remaining_seconds = serializers.FloatField()
     expected_finish = serializers.DateTimeField()
     basis = serializers.ChoiceField(
@@ -73,12 +75,12 @@ class Forecasts(serializers.Serializer[Any]):
             _FORECASTERS[root] = Forecaster()
         return _FORECASTERS[root]
 
-    @extend_schema_field(_Place(allow_null=True))
+    @extend_schema_field(PlaceSerializer(allow_null=True))
     def get_queue(self, job: Any) -> Place | None:
         """A queued job's place in its device's fair-share queue and its expected start; null otherwise."""
         return self._forecaster().place(self.kind, job)
 
-    @extend_schema_field(_Remaining(allow_null=True))
+    @extend_schema_field(RemainingSerializer(allow_null=True))
     def get_remaining(self, job: Any) -> Left | None:
         """A running job's remaining time and expected finish; null otherwise."""
         return self._forecaster().finish(self.kind, job)
@@ -88,7 +90,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
     online = serializers.BooleanField(read_only=True)
     restart = serializers.SerializerMethodField()
 
-    @extend_schema_field(_Restart(allow_null=True))
+    @extend_schema_field(RestartSerializer(allow_null=True))
     def get_restart(self, device: Device) -> dict[str, Any] | None:
         """Set when the device's worker was restarted by a supervisor (`manage.py serve`), else null."""
         restart = device.details.get("restart") if isinstance(device.details, dict) else None
@@ -120,6 +122,7 @@ class DeviceSerializer(serializers.ModelSerializer[Device]):
         ]
 
 
+@request_body
 class CalibrationRequestSerializer(serializers.Serializer[dict[str, Any]]):
     """POST calibrations/. The shape is checked here; what a device and a candidate allow is checked by
     services.check_calibration_limits, which names the limit it applies."""
@@ -204,10 +207,63 @@ def _device(value: str) -> Device:
     return device
 
 
-class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
-    """One measured configuration: advisor.calibration.measure()'s dict plus batch_size."""
+class UnreliabilitySerializer(serializers.Serializer[contract.Unreliability]):
+    code = serializers.ChoiceField(["interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared"])
+    text = serializers.CharField()
 
-    def to_representation(self, instance: Measurement) -> dict[str, Any]:
+
+def _optional_float(help_text: str = "") -> serializers.FloatField:
+    return serializers.FloatField(required=False, allow_null=True, help_text=help_text)
+
+
+class MeasurementSerializer(serializers.Serializer[MeasuredConfiguration]):
+    """One measured configuration: what advisor.calibration.measure() returned (docs/CONTRACT.md, Python
+    entry points), as its row keeps it."""
+
+    status = serializers.ChoiceField(["ok", "oom"])
+    message = serializers.CharField(allow_blank=True)
+    seconds_per_batch = serializers.FloatField(allow_null=True, help_text="the median step")
+    mean_seconds_per_batch = serializers.FloatField(
+        allow_null=True, help_text="the mean step, stalls included"
+    )
+    gather_seconds_per_batch = serializers.FloatField(required=False)
+    iqr = serializers.FloatField(allow_null=True)
+    iterations = serializers.IntegerField()
+    examples_per_second = serializers.FloatField(allow_null=True)
+    peak_memory_bytes = serializers.IntegerField(allow_null=True)
+    achieved_flops = serializers.FloatField(allow_null=True)
+    device = serializers.CharField()
+    threads = serializers.IntegerField(allow_null=True)
+    batch_size = serializers.IntegerField()
+    allocator = serializers.CharField()
+    warmup = serializers.IntegerField(required=False)
+    noisy = serializers.BooleanField(required=False, help_text="descriptive: IQR above 10% of the median")
+    unreliable = serializers.BooleanField(required=False)
+    unreliable_reasons = UnreliabilitySerializer(many=True, required=False)
+    trimmed_mean_seconds_per_batch = serializers.FloatField(required=False)
+    median_interval = serializers.ListField(
+        child=serializers.FloatField(), required=False, allow_null=True, min_length=2, max_length=2
+    )
+    interval_halfwidth = _optional_float()
+    stopped = serializers.ChoiceField(["precise", "time", "minimum"], required=False)
+    contention = serializers.DictField(
+        required=False, allow_null=True, help_text="what was seen of other work meanwhile (docs/CONTRACT.md)"
+    )
+    family = serializers.CharField(required=False)
+    flops_per_example = serializers.IntegerField(required=False)
+    step_flops_per_example = serializers.IntegerField(required=False)
+    step_flops_formula = serializers.CharField(required=False)
+    error = serializers.CharField(required=False, help_text="out of memory: the exception's first line")
+    live_tensor_peak_bytes = serializers.IntegerField(required=False, allow_null=True)
+    rss_growth_bytes = serializers.IntegerField(required=False, allow_null=True)
+    max_memory_reserved_bytes = serializers.IntegerField(required=False, allow_null=True)
+    samples = serializers.ListField(child=serializers.FloatField(), required=False)
+    user_seconds_per_step = serializers.FloatField(required=False)
+    system_seconds_per_step = serializers.FloatField(required=False)
+    minor_faults_per_step = serializers.FloatField(required=False)
+    major_faults_per_step = serializers.FloatField(required=False)
+
+    def to_representation(self, instance: MeasuredConfiguration) -> dict[str, Any]:
         return {
             **instance.result,
             "batch_size": instance.batch_size,
@@ -215,16 +271,13 @@ class MeasurementSerializer(serializers.ModelSerializer[Measurement]):
             "status": instance.status,
         }
 
-    class Meta:
-        model = Measurement
-        fields: list[str] = []
-
 
 class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJob]):
     kind = "calibration"
     results = MeasurementSerializer(source="measurements", many=True, read_only=True)
     sent = serializers.SerializerMethodField(help_text="false while the job waits for the broker (outbox)")
     data_parallel = serializers.SerializerMethodField(help_text="the world sizes asked for; rows in summary")
+    estimate = serializers.SerializerMethodField()
     spread = serializers.SerializerMethodField(
         help_text="for one rank of a calibration spread over several devices: group, rank, world, devices "
         "and jobs (every participant's job id, in rank order); null for a job of one device"
@@ -236,7 +289,13 @@ class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJo
     def get_data_parallel(self, job: CalibrationJob) -> list[int]:
         return [int(w) for w in job.options.get("data_parallel", [])]
 
-    @extend_schema_field(_Spread(allow_null=True))
+    @extend_schema_field(EstimateSerializer(allow_null=True))
+    def get_estimate(self, job: CalibrationJob) -> contract.Estimate | None:
+        """The measured estimate (basis measured) at the configuration the sweep found best; null until the
+        job succeeds, and where every configuration was unreliable (`summary.withheld` says why)."""
+        return job.estimate  # stored as made (running.py): the contract's Estimate
+
+    @extend_schema_field(SpreadSerializer(allow_null=True))
     def get_spread(self, job: CalibrationJob) -> dict[str, Any] | None:
         return participants(job)
 
@@ -281,4 +340,7 @@ class GpuSerializer(serializers.Serializer[dict[str, Any]]):
     fp32_tflops = serializers.FloatField()
     fp16_tflops = serializers.FloatField()
     memory_bandwidth_gbps = serializers.FloatField()
-    source = serializers.CharField()  # type: ignore[assignment]  # the catalog's field, not Field.source
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # `source`, the catalog's citation: a class attribute of that name would redefine Field.source
+        return {**super().get_fields(), "source": serializers.CharField()}

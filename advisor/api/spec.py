@@ -10,7 +10,8 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from advisor import engine
+from advisor import contract, engine
+from advisor.api.schema import request_body
 from advisor.engine import families
 from advisor.engine.fields import FIELDS, SpecField
 
@@ -41,8 +42,9 @@ def _declared(path: str) -> serializers.Field[Any, Any, Any, Any]:
 
 
 def _section(name: str) -> type[serializers.Serializer[dict[str, Any]]]:
+    """A TaskSpec section's serializer, named for its component: TaskData, TaskHardware, TaskTarget."""
     fields = {f.name: _serializer_field(f) for f in FIELDS if f.section == name}
-    return type(f"_{name.title()}", (serializers.Serializer,), fields)
+    return type(f"Task{name.title()}Serializer", (serializers.Serializer,), fields)
 
 
 _Data, _Hardware, _Target = _section("data"), _section("hardware"), _section("target")
@@ -54,9 +56,14 @@ class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
     task = _declared("task")
     generation = _declared("generation")
     goal = _declared("goal")
-    data = _Data()  # type: ignore[assignment]  # the TaskSpec's section, not Serializer.data
     hardware = _Hardware()
     target = _Target(required=False, allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # the `data` section, after goal: a class attribute of that name would redefine Serializer.data
+        fields = super().get_fields()
+        first = {name: fields.pop(name) for name in ("task", "generation", "goal")}
+        return {**first, "data": _Data(), **fields}
 
     def run_validation(self, data: Any = empty) -> dict[str, Any]:
         try:
@@ -65,6 +72,7 @@ class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
             raise serializers.ValidationError(exc.errors) from None
 
 
+@request_body
 class RecommendationRequestSerializer(TaskSpecSerializer):
     """POST recommendations/: a TaskSpec, and optionally the device whose profile times it."""
 
@@ -81,7 +89,7 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
         return super().run_validation(data)
 
 
-class _Layer(serializers.Serializer[dict[str, Any]]):
+class LayerSerializer(serializers.Serializer[contract.Layer]):
     kind = serializers.CharField(
         help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, CausalConv1d, "
         "Gaussian, Residual, Concat (docs/CANDIDATE.md)"
@@ -89,13 +97,76 @@ class _Layer(serializers.Serializer[dict[str, Any]]):
     args = serializers.DictField(help_text="the constructor's keyword arguments")
 
 
-class _Reason(serializers.Serializer[dict[str, Any]]):
+class ReasonSerializer(serializers.Serializer[contract.Reason]):
     rule = serializers.CharField()
     text = serializers.CharField()
-    source = serializers.CharField()  # type: ignore[assignment]  # the citation, not Field.source
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # `source`, the citation: a class attribute of that name would redefine Field.source
+        return {**super().get_fields(), "source": serializers.CharField()}
 
 
-class _Estimate(serializers.Serializer[dict[str, Any]]):
+def _seconds_bounds() -> serializers.ListField:
+    return serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2)
+
+
+class IntervalSerializer(serializers.Serializer[contract.Interval]):
+    """90% bounds [low, high] of each time, from the 5th and 95th percentiles of measured / estimated over
+    the basis's validation."""
+
+    seconds_per_batch = _seconds_bounds()
+    seconds_per_epoch = _seconds_bounds()
+    seconds_to_train = _seconds_bounds()
+
+
+class CorrectionBasisSerializer(serializers.Serializer[contract.CorrectionBasis]):
+    """Whether the device's learned correction timed an estimate, and why: it must beat the profile alone on
+    the device's reliable measurements."""
+
+    used = serializers.BooleanField()
+    text = serializers.CharField()
+    rows = serializers.IntegerField()
+    networks = serializers.IntegerField()
+    median_error = serializers.FloatField(help_text="the correction's, networks left out")
+    profile_median_error = serializers.FloatField(help_text="the profile's own on the same rows")
+
+
+class ScalingSerializer(serializers.Serializer[contract.Scaling]):
+    """How an estimate's time was divided over several data-parallel devices: time = one device's /
+    (devices x efficiency)."""
+
+    basis = serializers.ChoiceField(["W §III-H constant", "measured"])
+    efficiency = serializers.FloatField()
+    cut_per_doubling = serializers.FloatField(required=False, help_text="the constant's")
+    calibration = serializers.IntegerField(
+        required=False, help_text="measured: the data-parallel calibration"
+    )
+    device = serializers.CharField(required=False)
+    world_sizes = serializers.ListField(child=serializers.IntegerField(), required=False)
+    extrapolated = serializers.BooleanField(
+        required=False, help_text="the plan's device count lies past the largest world size measured"
+    )
+
+
+class MeasuredAtSerializer(serializers.Serializer[contract.MeasuredAt]):
+    """The configuration a measured estimate comes from."""
+
+    batch_size = serializers.IntegerField()
+    threads = serializers.IntegerField(allow_null=True)
+    allocator = serializers.CharField()
+    device = serializers.CharField()
+    step = serializers.CharField(
+        required=False, help_text="which per-batch figure predicts the epoch, e.g. trimmed mean + gathering"
+    )
+    best_batch = serializers.IntegerField(
+        required=False, help_text="the batch the sweep measured best per example where it is not the plan's"
+    )
+
+
+class EstimateSerializer(serializers.Serializer[contract.Estimate]):
+    """A candidate's time to train: from the catalog, the device's profile, its learned correction, or a
+    calibration (a candidate's `estimate`, a calibration's `estimate`)."""
+
     seconds_per_batch = serializers.FloatField()
     seconds_per_epoch = serializers.FloatField()
     seconds_to_train = serializers.FloatField()
@@ -108,57 +179,114 @@ class _Estimate(serializers.Serializer[dict[str, Any]]):
     expected_error = serializers.FloatField(
         required=False, help_text="the relative error band this basis's validation supports (0.2: +-20%)"
     )
-    interval = serializers.DictField(
-        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
-        required=False,
-        help_text="90% bounds [low, high] of seconds_per_batch, seconds_per_epoch and seconds_to_train, from "
-        "the 5th and 95th percentiles of measured / estimated over the basis's validation",
+    interval = IntervalSerializer(required=False)
+    correction = CorrectionBasisSerializer(
+        required=False, help_text="profiled or predicted, on a device with a learned model"
     )
-    correction = serializers.DictField(
+    batch_size = serializers.IntegerField(required=False)
+    batches_per_epoch = serializers.IntegerField(required=False)
+    devices = serializers.IntegerField(required=False)
+    device = serializers.CharField(
         required=False,
-        help_text="profiled or predicted, on a device with a learned model: used (whether it timed this), "
-        "text (why), rows, networks, median_error (the correction's, networks left out), "
-        "profile_median_error (the profile's on the same rows)",
+        help_text="the catalog device's description (catalog), or the id of the device that timed it",
     )
-    scaling = serializers.DictField(
+    compute_seconds_per_epoch = serializers.FloatField(required=False)
+    data_seconds_per_epoch = serializers.FloatField(required=False)
+    scaling = ScalingSerializer(required=False, help_text="only on several data-parallel devices")
+    analytic = serializers.DictField(
+        required=False, help_text="measured only: the estimate before the measurement, at that batch"
+    )
+    error_vs_analytic = serializers.FloatField(
+        required=False, help_text="measured only: (analytic - measured) / measured"
+    )
+    measured_at = MeasuredAtSerializer(required=False)
+    calibration = serializers.IntegerField(required=False, help_text="measured only: the calibration's id")
+
+
+class IoSerializer(serializers.Serializer[contract.Io]):
+    input_shape = serializers.ListField(child=serializers.IntegerField())
+    input_dtype = serializers.ChoiceField(["float32", "int64"], help_text="int64: token ids")
+    vocab_size = serializers.IntegerField(allow_null=True)
+    target = serializers.ChoiceField(["class", "class_per_step", "value", "input", "none"])
+    outputs = serializers.IntegerField(allow_null=True)
+    latent_size = serializers.IntegerField(allow_null=True)
+
+
+class TrainingSerializer(serializers.Serializer[contract.Training]):
+    batch_size = serializers.IntegerField()
+    init_scale = serializers.FloatField()
+    optimizer = serializers.CharField()
+    learning_rate = serializers.FloatField()
+    epochs = serializers.IntegerField()
+    loss = serializers.CharField()
+    init = serializers.CharField(required=False, help_text="uniform_fan_in; absent for RBM and DBN")
+    momentum = serializers.FloatField(required=False, help_text="with sgd")
+    betas = serializers.ListField(
+        child=serializers.FloatField(),
         required=False,
-        help_text="only on several data-parallel devices: how the time was divided, basis 'W §III-H "
-        "constant' (cut_per_doubling) or 'measured' (efficiency, calibration, device, world_sizes, "
-        "extrapolated); time = one device's / (devices x efficiency)",
+        help_text="Adam's (beta1, beta2), where a rule sets them",
     )
 
 
-class _Candidate(serializers.Serializer[dict[str, Any]]):
+class MemoryBytesSerializer(serializers.Serializer[contract.MemoryBytes]):
+    """The peak of live bytes in one training step (`total`) and its make-up then, which sums to it."""
+
+    weights = serializers.IntegerField()
+    gradients = serializers.IntegerField()
+    optimizer = serializers.IntegerField()
+    activations = serializers.IntegerField()
+    batch = serializers.IntegerField(help_text="inputs and targets")
+    workspace = serializers.IntegerField(help_text="gradient buffers in flight, the optimiser's temporaries")
+    total = serializers.IntegerField()
+
+
+class ProbeEstimateSerializer(serializers.Serializer[contract.ProbeEstimate]):
+    """What a candidate's latest finished probe measured."""
+
+    probe = serializers.IntegerField()
+    score = serializers.FloatField()
+    metric = serializers.CharField(allow_null=True)
+    expected = serializers.DictField(required=False, allow_null=True)
+    time_to_target = serializers.DictField(required=False, allow_null=True)
+
+
+class CandidateSerializer(serializers.Serializer[contract.Candidate]):
     family = serializers.ChoiceField(families.KEYS)
     depth = serializers.ChoiceField(["shallow", "deep"])
     published = serializers.CharField(allow_null=True)
-    networks = serializers.DictField(child=_Layer(many=True))
+    networks = serializers.DictField(child=LayerSerializer(many=True))
     hidden_sizes = serializers.ListField(child=serializers.IntegerField())
+    io = IoSerializer()
     parameters = serializers.IntegerField()
     flops_per_example = serializers.IntegerField()
-    training = serializers.DictField()
-    memory_bytes = serializers.DictField(child=serializers.IntegerField())
-    resident_bytes = serializers.IntegerField(allow_null=True, required=False)
-    estimate = _Estimate()
-    reasons = _Reason(many=True)
+    activations_per_example = serializers.IntegerField()
+    training = TrainingSerializer()
+    memory_bytes = MemoryBytesSerializer()
+    resident_bytes = serializers.IntegerField(allow_null=True)
+    reasons = ReasonSerializer(many=True)
+    estimate = EstimateSerializer()
+    accuracy_probe = ProbeEstimateSerializer(required=False)
 
 
-class _Plan(serializers.Serializer[dict[str, Any]]):
+class HardwarePlanSerializer(serializers.Serializer[contract.HardwarePlan]):
     device = serializers.ChoiceField(["cpu", "gpu"])
     threads = serializers.IntegerField()
+    threads_basis = serializers.ChoiceField(
+        ["cores", "profiled", "measured"], required=False, help_text="where `threads` comes from"
+    )
     gpus = serializers.IntegerField()
     nodes = serializers.IntegerField()
     parallelism = serializers.ChoiceField(["none", "data", "model", "hybrid"])
     sync = serializers.ChoiceField(["none", "sync", "mixed", "async"])
-    reasons = _Reason(many=True)
+    reasons = ReasonSerializer(many=True)
 
 
-class _Warning(serializers.Serializer[dict[str, Any]]):
+class PlausibilityWarningSerializer(serializers.Serializer[contract.PlausibilityWarning]):
     field = serializers.CharField(help_text="the TaskSpec's dotted path, e.g. hardware.ram_gb")
     message = serializers.CharField()
 
 
-class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
+class RecommendationSerializer(serializers.Serializer[contract.Recommendation]):
     """The engine's answer as stored, with measured estimates merged in (queries.recommendation_payload);
     used for the schema only: the payload is already the contract's JSON."""
 
@@ -168,10 +296,10 @@ class RecommendationSerializer(serializers.Serializer[dict[str, Any]]):
         "were recorded"
     )
     spec = TaskSpecSerializer()
-    candidates = _Candidate(many=True)
-    hardware_plan = _Plan()
+    candidates = CandidateSerializer(many=True)
+    hardware_plan = HardwarePlanSerializer()
     dataflow = serializers.DictField()
-    reasons = _Reason(many=True)
-    warnings = _Warning(
+    reasons = ReasonSerializer(many=True)
+    warnings = PlausibilityWarningSerializer(
         many=True, help_text="hardware or targets that contradict themselves (advice still follows them)"
     )

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -19,6 +18,7 @@ from rest_framework.views import APIView
 from advisor import engine, queries, services, spread
 from advisor.accounts import signed_in
 from advisor.api.policies import CalibrationThrottle, query_id
+from advisor.api.schema import FieldErrors
 from advisor.api.serializers import (
     BrokerDownSerializer,
     CalibrationRequestSerializer,
@@ -33,7 +33,7 @@ from advisor.jobs import Conflict
 from advisor.models import CalibrationJob, DeviceJob, Recommendation
 
 URL = "/api/v1/"  # where the contract's endpoints live (Location headers)
-FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{dotted.path: [messages]}")
+FIELD_ERRORS = OpenApiResponse(FieldErrors, description="{dotted.path: [messages]}")
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description="no such object of yours")
 IDEMPOTENCY_KEY_MAX = 200
 Job = TypeVar("Job", bound=DeviceJob)

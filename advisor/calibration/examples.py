@@ -13,40 +13,43 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from advisor.contract import Io, Layer, Trainable, Training
 from advisor.engine.families import AE, CNN, FFN, GAN, LSTM, RBM
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1
 from advisor.engine.families.roles import DISCRIMINATOR, GENERATOR, MODEL
 
-Candidate = dict[str, Any]
 
-
-def layer(kind: str, **args: Any) -> dict[str, Any]:
+def layer(kind: str, **args: Any) -> Layer:
     """One layer of a network in the candidate format (tests' hand-written candidates use it too)."""
     return {"kind": kind, "args": args}
 
 
-def io_fields(shape: list[int], target: str, outputs: int | None, **extra: Any) -> dict[str, Any]:
-    io: dict[str, Any] = {
+def io_fields(
+    shape: list[int],
+    target: str,
+    outputs: int | None,
+    *,
+    input_dtype: str = "float32",
+    vocab_size: int | None = None,
+    latent_size: int | None = None,
+) -> Io:
+    return {
         "input_shape": shape,
-        "input_dtype": "float32",
-        "vocab_size": None,
+        "input_dtype": input_dtype,
+        "vocab_size": vocab_size,
         "target": target,
         "outputs": outputs,
-        "latent_size": None,
+        "latent_size": latent_size,
     }
-    io.update(extra)
-    return io
 
 
-def _candidate(
-    family: str, networks: dict[str, list[dict[str, Any]]], io: dict[str, Any], loss: str
-) -> Candidate:
+def _candidate(family: str, networks: dict[str, list[Layer]], io: Io, loss: str) -> Trainable:
     return {"family": family, "networks": networks, "io": io, "training": _training(64, loss)}
 
 
 def dense_layers(
     sizes: list[int], activation: str, *, flatten: bool = False, last: str | None = None
-) -> list[Any]:
+) -> list[Layer]:
     """Linear layers through `sizes` with `activation` between them (optionally after a Flatten and
     followed by a `last` activation): the stacks of the MLP, autoencoder, GAN and FCN-5 examples and of
     the tests' hand-written candidates."""
@@ -57,7 +60,7 @@ def dense_layers(
     return layers + ([layer(last)] if last else [])
 
 
-def _training(batch: int, loss: str) -> dict[str, Any]:
+def _training(batch: int, loss: str) -> Training:
     return {
         "batch_size": batch,
         "init_scale": 0.1,
@@ -69,17 +72,17 @@ def _training(batch: int, loss: str) -> dict[str, Any]:
     }
 
 
-def tabular_mlp() -> Candidate:
+def tabular_mlp() -> Trainable:
     dense = dense_layers([64, 128, 10], "ReLU")
     return _candidate(FFN.key, {MODEL: dense}, io_fields([64], "class", 10), "cross_entropy")
 
 
-def mnist_mlp() -> Candidate:
+def mnist_mlp() -> Trainable:
     dense = dense_layers([784, 512, 10], "Sigmoid", flatten=True)
     return _candidate(FFN.key, {MODEL: dense}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
-def mnist_cnn() -> Candidate:
+def mnist_cnn() -> Trainable:
     conv = [
         layer("Conv2d", in_channels=1, out_channels=16, kernel_size=3, padding=1),
         layer("ReLU"),
@@ -93,7 +96,7 @@ def mnist_cnn() -> Candidate:
     return _candidate(CNN.key, {MODEL: conv}, io_fields([1, 28, 28], "class", 10), "cross_entropy")
 
 
-def text_lstm() -> Candidate:
+def text_lstm() -> Trainable:
     layers = [
         layer("Embedding", num_embeddings=2000, embedding_dim=64),
         layer("LSTM", input_size=64, hidden_size=128, num_layers=1, batch_first=True),
@@ -108,12 +111,12 @@ def text_lstm() -> Candidate:
     )
 
 
-def mnist_ae() -> Candidate:
+def mnist_ae() -> Trainable:
     layers = dense_layers([784, 64, 784], "ReLU", flatten=True, last="Sigmoid")
     return _candidate(AE.key, {MODEL: layers}, io_fields([1, 28, 28], "input", None), "bce")
 
 
-def mnist_gan() -> Candidate:
+def mnist_gan() -> Trainable:
     gen = [*dense_layers([32, 256, 784], "ReLU", last="Sigmoid"), layer("Reshape", shape=[1, 28, 28])]
     disc = dense_layers([784, 256, 1], "LeakyReLU", flatten=True)
     return _candidate(
@@ -124,13 +127,13 @@ def mnist_gan() -> Candidate:
     )
 
 
-def mnist_rbm() -> Candidate:
+def mnist_rbm() -> Trainable:
     return _candidate(
         RBM.key, {MODEL: [layer("RBM", visible=784, hidden=256)]}, io_fields([784], "none", None), LOSS_CD1
     )
 
 
-EXAMPLES: dict[str, Callable[[], Candidate]] = {
+EXAMPLES: dict[str, Callable[[], Trainable]] = {
     "tabular-mlp": tabular_mlp,
     "mnist-mlp": mnist_mlp,
     "mnist-cnn": mnist_cnn,

@@ -12,6 +12,8 @@ from typing import Any
 
 from torch import nn
 
+from advisor.contract import Layer
+
 # The advisor's own layer kinds and its initialisation are pieces a code download copies (advisor/export/):
 # one definition each, so that a downloaded model.py builds what the calibration and the probe build.
 from advisor.export.pieces.layers import (
@@ -42,8 +44,6 @@ __all__ = [
     "build_layers",
     "init_small",
 ]
-
-Layer = Mapping[str, Any]
 
 RECURRENT_KINDS = frozenset({"LSTM", "RNN", "GRU"})
 

@@ -31,6 +31,7 @@ from advisor.calibration.devices import physical_cores
 from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
 from advisor.calibration.summary import sweep_summary
 from advisor.calibration.supervisor import Event, supervise
+from advisor.contract import Trainable
 
 EXIT_MARGIN_S = 1.5  # the child's soft budget stops this much before the hard limit
 FIRST_PHASE_SHARE = 0.7
@@ -47,7 +48,7 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class JobPlan:
-    candidate: dict[str, Any]
+    candidate: Trainable
     device: str = "cpu"
     batch_sizes: list[int] = field(default_factory=list)  # empty: double from training.batch_size
     threads: list[int] = field(default_factory=list)  # empty: 1..physical cores (cuda: physical cores)

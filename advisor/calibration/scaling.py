@@ -29,6 +29,7 @@ from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.parent_death import die_with_parent
 from advisor.calibration.supervisor import POLL_S, describe_exit, spawn_environment, stop
+from advisor.contract import Trainable
 from advisor.engine.families import family_of
 
 Event = dict[str, Any]
@@ -62,7 +63,7 @@ def gpu_order(first: int, available: int) -> list[int]:
 
 @dataclass(frozen=True)
 class ScalingPlan:
-    candidate: dict[str, Any]
+    candidate: Trainable
     world_sizes: list[int] = field(default_factory=lambda: [1, 2])
     device: str = "cpu"  # "cpu" (gloo) or "cuda" (NCCL, rank r on cuda:gpus[r])
     gpus: tuple[int, ...] | None = None  # "cuda": the GPUs of the ranks in rank order; None: 0, 1, 2, ...

@@ -4,7 +4,7 @@ recommend(spec) -> Recommendation (without id)      normalise(spec) -> validated
 SpecError(.errors: {dotted.path: [messages]})         gpu_catalog() -> [GPU dicts]
 rules() / RULES -> [{id, text, source, when, then}]   memory_for(candidate, batch_size=) -> memory_bytes
 resident_for(candidate, batch_size=) -> CPU resident-set growth in bytes (simulated heap)
-estimate_for(rec, i, batch_size=) -> analytic estimate at another batch size
+estimate_for(rec, i, batch_size=) -> the estimate (catalog, profiled, predicted) at another batch size
 measured_estimate(rec, i, seconds_per_batch=, batch_size=) -> estimate with basis "measured"
 follow_measurement(recommendation, measured_estimate) -> the recommendation with the plan's threads and
     the first candidate's batch that a calibration measured best

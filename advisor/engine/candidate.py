@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine.layers import Layer
+from advisor.contract import Layer
 from advisor.engine.memory import count_networks, kept_activations, memory_for, resident_for
 from advisor.engine.training import setup
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.layers import (
@@ -32,7 +33,6 @@ from advisor.engine.layers import (
     PRODUCT,
     TEMPORAL_CONVOLUTION,
     VIEW,
-    Layer,
     Shape,
 )
 from advisor.engine.profile import (

@@ -59,7 +59,10 @@ CPU_BANDWIDTH_MAX_GBPS = 100.0
 
 
 @dataclass(frozen=True)
-class Device:
+class CatalogDevice:
+    """The plan's hardware as the catalog's peak figures describe it (basis "catalog"); a worker's device is
+    advisor.models.Device."""
+
     kind: str  # "cpu" or "gpu"
     name: str
     peak_flops: float  # FP32 FLOP/s of one device
@@ -68,12 +71,12 @@ class Device:
     memory_bytes: float  # of one device
 
 
-def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> Device:
+def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> CatalogDevice:
     hardware = spec["hardware"]
     if plan["device"] == "gpu":
         entry = catalog.gpu(hardware["gpu"])
         memory_gb = hardware["gpu_memory_gb"] or entry["memory_gb"]
-        return Device(
+        return CatalogDevice(
             "gpu",
             entry["name"],
             entry["fp32_tflops"] * 1e12,
@@ -83,7 +86,7 @@ def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> Device:
         )
     core = catalog.cpu(CPU_CORE)
     threads = plan["threads"]
-    return Device(
+    return CatalogDevice(
         "cpu",
         f"{threads} CPU cores",
         threads * core["ghz"] * 1e9 * core["fp32_flops_per_cycle_per_core"],
@@ -118,7 +121,7 @@ def seconds_per_batch(
     activations: int,
     layers: int,
     batch_size: int,
-    device: Device,
+    device: CatalogDevice,
 ) -> float:
     train_flops = families.get(family).step.train_flops * flops * batch_size
     compute = train_flops / (device.peak_flops * EFFICIENCY[device.kind])

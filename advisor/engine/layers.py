@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-Layer = dict[str, Any]
+from advisor.contract import Layer
+
 Shape = tuple[int, ...]
 FLOAT_BYTES = 4  # training in FP32
 INDEX_BYTES = 8  # int64 token ids and pooling indices

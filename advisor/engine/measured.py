@@ -1,5 +1,5 @@
-"""Estimates rebuilt after the fact: at another batch size (analytic), from a measured seconds per batch, or
-over several devices with a measured scaling efficiency."""
+"""Estimates rebuilt after the fact: at another batch size (catalog, profiled or predicted), from a measured
+seconds per batch, or over several devices with a measured scaling efficiency."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from advisor.engine.estimate import MEASURED_ERROR, assemble, scaling_efficiency
 from advisor.engine.intervals import interval, ratios_for, with_interval
-from advisor.engine.recommend import analytic, data_parallel_devices
+from advisor.engine.recommend import data_parallel_devices, estimate_candidate
 
 
 def _candidate(recommendation: dict[str, Any], candidate_index: int) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def estimate_for(recommendation: dict[str, Any], candidate_index: int, *, batch_
     profile = None
     if stored:
         profile = {k: v for k, v in stored.items() if k != "device"}
-    return analytic(
+    return estimate_candidate(
         candidate,
         recommendation["spec"],
         recommendation["hardware_plan"],

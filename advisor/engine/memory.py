@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.codepages import code_pages
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
@@ -24,7 +25,6 @@ from advisor.engine.layers import (
     INDEX_BYTES,
     KINDS,
     Counts,
-    Layer,
     LayerMemory,
     Shape,
     count,

@@ -8,8 +8,9 @@ unit slips (MB typed as GB, minutes as hours); the recommendation still follows 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 
+from advisor.contract import PlausibilityWarning
 from advisor.engine import catalog
 from advisor.engine.dataflow import GB
 from advisor.engine.units import duration, nbytes
@@ -21,11 +22,6 @@ MAX_PLAUSIBLE_GPUS = 100_000
 BUDGET_FRACTION = 0.01
 # A value this many times too small is more likely a unit slip (MB typed as GB) than a small machine.
 UNIT_SLIP = 100
-
-
-class PlausibilityWarning(TypedDict):
-    field: str  # the TaskSpec's dotted path, as in a SpecError
-    message: str
 
 
 def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) -> list[PlausibilityWarning]:

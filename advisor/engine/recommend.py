@@ -66,7 +66,7 @@ def recommend(
         parameters=first["parameters"],
         memory_total=first["memory_bytes"]["total"],
         activations_bytes=first["memory_bytes"]["activations"],
-        seconds_to_train=lambda trial: analytic(first, clean, trial, 0.0, layers=layers[0])[
+        seconds_to_train=lambda trial: estimate_candidate(first, clean, trial, 0.0, layers=layers[0])[
             "seconds_to_train"
         ],
     )
@@ -77,7 +77,7 @@ def recommend(
     )
     flow = dataflow(clean, plan, training_per_gpu)
     for candidate, size in zip(candidates, layers, strict=True):
-        candidate["estimate"] = analytic(
+        candidate["estimate"] = estimate_candidate(
             candidate,
             clean,
             plan,
@@ -89,7 +89,10 @@ def recommend(
         )
     finish(flow, first["estimate"]["compute_seconds_per_epoch"])
     missed = budget_reason(
-        clean, plan, first, lambda s, p: analytic(first, s, p, 0.0, layers=layers[0])["seconds_to_train"]
+        clean,
+        plan,
+        first,
+        lambda s, p: estimate_candidate(first, s, p, 0.0, layers=layers[0])["seconds_to_train"],
     )
     if missed is not None:
         plan["reasons"].append(missed)
@@ -143,7 +146,7 @@ def _epoch_timing(
         parameters=rules_first["parameters"],
         memory_total=rules_first["memory_bytes"]["total"],
         activations_bytes=rules_first["memory_bytes"]["activations"],
-        seconds_to_train=lambda trial: analytic(rules_first, spec, trial, 0.0)["seconds_to_train"],
+        seconds_to_train=lambda trial: estimate_candidate(rules_first, spec, trial, 0.0)["seconds_to_train"],
     )
     profiled = profile is not None and _uses(profile, plan) and plan["parallelism"] == "none"
     counts = [int(plan["threads"])]
@@ -153,7 +156,7 @@ def _epoch_timing(
     def timing(candidate: dict[str, Any]) -> tuple[float, str]:
         best = min(
             (
-                analytic(
+                estimate_candidate(
                     candidate,
                     spec,
                     {**plan, "threads": threads},
@@ -193,7 +196,7 @@ def data_parallel_devices(plan: dict[str, Any]) -> int:
     return 1  # model or hybrid: every GPU holds a part of one replica, which runs at one GPU's pace
 
 
-def analytic(
+def estimate_candidate(
     candidate: dict[str, Any],
     spec: dict[str, Any],
     plan: dict[str, Any],
@@ -205,8 +208,10 @@ def analytic(
     device: str | None = None,
     correction: Correction | None = None,
 ) -> dict[str, Any]:
-    """The candidate's estimate under `plan` at `batch_size` (default: its training batch): from the device's
-    profile where it speaks for the plan's device (basis "profiled"), else from the catalog's peaks."""
+    """The candidate's estimate under `plan` at `batch_size` (default: its training batch), before any
+    measurement: from the device's learned correction where it beat the profile (basis "predicted"), else
+    from the device's profile where it speaks for the plan's device ("profiled"), else from the catalog's
+    peaks ("catalog")."""
     batch = batch_size or candidate["training"]["batch_size"]
     catalog_device = device_for(spec, plan)
     if profile is not None and _uses(profile, plan):

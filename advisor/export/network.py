@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.families import family_of
 from advisor.engine.families.roles import (
     CLASSIFIER,
@@ -29,7 +30,6 @@ from advisor.engine.layers import count
 from advisor.export import source
 from advisor.export.source import Call, literal
 
-Layer = Mapping[str, Any]
 Shape = tuple[int, ...]
 
 
@@ -181,7 +181,7 @@ def _after(layer: Layer, shape: Shape | None) -> Shape | None:
 
 def _through(layers: Sequence[Layer], shape: Shape) -> Shape | None:
     try:
-        return count([dict(layer) for layer in layers], shape).shape
+        return count(layers, shape).shape
     except (ValueError, KeyError):
         return None
 

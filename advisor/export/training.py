@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.contract import Reason
 from advisor.engine.families import family_of
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.families.roles import CLASSIFIER, DECODER, DISCRIMINATOR, GENERATOR, MODEL, network_input
@@ -20,8 +21,6 @@ from advisor.engine.layers import count
 from advisor.export import source
 from advisor.export.pieces.stopping import MIN_DELTA, MIN_GAIN, PATIENCE
 from advisor.export.source import Call, literal
-
-Reason = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -76,8 +75,7 @@ def loop_of(candidate: Mapping[str, Any]) -> Loop:
 
 
 def output_shape(candidate: Mapping[str, Any], role: str) -> tuple[int, ...]:
-    layers = [dict(layer) for layer in candidate["networks"][role]]
-    return count(layers, network_input(candidate, role)).shape
+    return count(candidate["networks"][role], network_input(candidate, role)).shape
 
 
 def _ends_in(candidate: Mapping[str, Any], role: str, kind: str) -> bool:

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from advisor import queries as core_queries
 from advisor.accounts import signed_in
 from advisor.api.policies import JSONParser, query_id
+from advisor.api.schema import FieldErrors
 from advisor.api.views import URL, cancelled, created
 from advisor.probe import queries, services
 from advisor.probe.learning.samples import SampleError
@@ -28,7 +29,7 @@ from advisor.probe.serializers import (
     SampleUploadSerializer,
 )
 
-FIELD_ERRORS = OpenApiResponse(OpenApiTypes.OBJECT, description="{field: [messages]}")
+FIELD_ERRORS = OpenApiResponse(FieldErrors, description="{field: [messages]}")
 DETAIL = OpenApiResponse(OpenApiTypes.OBJECT, description='{"detail": "..."}')
 
 

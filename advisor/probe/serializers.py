@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from advisor.api.schema import request_body
 from advisor.api.serializers import Forecasts
 from advisor.ids import MAX_ID
 from advisor.probe.learning.samples import DEMOS
@@ -67,6 +68,7 @@ class SampleUploadSerializer(serializers.Serializer[dict[str, Any]]):
         return attrs
 
 
+@request_body
 class ProbeRequestSerializer(serializers.Serializer[dict[str, Any]]):
     recommendation = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     sample = serializers.IntegerField(min_value=1, max_value=MAX_ID)

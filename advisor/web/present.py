@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from advisor import engine
+from advisor.contract import Layer
 from advisor.engine.families import FAMILIES, FFN, GAN, title_of
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, LOSS_ELBO_GAUSSIAN
 from advisor.engine.families.roles import network_inputs
@@ -72,7 +73,7 @@ def interval_view(estimate: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _detail(layer: dict[str, Any]) -> str:
+def _detail(layer: Layer) -> str:
     kind, a = layer["kind"], layer.get("args", {})
     size = a.get("kernel_size")
     ksize = f"{size}{TIMES}{size}" if isinstance(size, int) else shape_text(size) if size else ""
@@ -117,7 +118,7 @@ def _detail(layer: dict[str, Any]) -> str:
     return ""
 
 
-def network_rows(layers: list[dict[str, Any]], input_shape: Any) -> list[dict[str, Any]]:
+def network_rows(layers: list[Layer], input_shape: Any) -> list[dict[str, Any]]:
     """One row per layer with weights or a shape change, with its output shape, parameters and FLOPs."""
     shape: tuple[int, ...] | None = tuple(input_shape) if input_shape else None
     rows: list[dict[str, Any]] = [
@@ -154,7 +155,7 @@ def network_rows(layers: list[dict[str, Any]], input_shape: Any) -> list[dict[st
     return rows
 
 
-def diagram(name: str, layers: list[dict[str, Any]], input_shape: Any) -> dict[str, Any]:
+def diagram(name: str, layers: list[Layer], input_shape: Any) -> dict[str, Any]:
     """SVG geometry of one network: a bar per row, its width growing with log(output size)."""
     rows = network_rows(layers, input_shape)
     hidden = max(0, len(rows) - MAX_ROWS)

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.staticfiles import finders
 from rest_framework.test import APIClient
 
-from advisor import engine
+from advisor import contract, engine
+from advisor.api import serializers, spec
 from advisor.models import Device
 
 pytestmark = pytest.mark.django_db
@@ -86,6 +87,75 @@ def test_it_documents_the_taskspec_with_the_engines_vocabularies() -> None:
     assert "device" in spec["properties"]  # optional: the device whose profile times the answer
     enums = {tuple(c.get("enum", ())) for c in components.values()}
     assert tuple(engine.spec.TASKS) in enums and tuple(engine.spec.STORAGES) in enums
+
+
+BODIES = [
+    ("/api/v1/recommendations/", "RecommendationRequest"),
+    ("/api/v1/calibrations/", "CalibrationRequest"),
+    ("/api/v1/probes/", "ProbeRequest"),
+]
+
+
+@pytest.mark.parametrize(("path", "component"), BODIES)
+def test_it_names_request_bodies_as_the_contract_does(path: str, component: str) -> None:
+    schema = _schema()
+    body = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": f"#/components/schemas/{component}"}
+    assert not [name for name in schema["components"]["schemas"] if name.endswith("RequestRequest")]
+
+
+def _ref(schema: dict[str, Any]) -> str:
+    """The component a property names, directly or as the one non-null choice of a nullable one."""
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    (named,) = [choice for choice in schema.get("oneOf", schema.get("allOf", [])) if "$ref" in choice]
+    return _ref(named)
+
+
+def test_it_types_every_estimate_as_the_contracts_estimate() -> None:
+    components = _schema()["components"]["schemas"]
+    assert _ref(components["Candidate"]["properties"]["estimate"]) == "Estimate"
+    assert _ref(components["Calibration"]["properties"]["estimate"]) == "Estimate"
+    estimate = components["Estimate"]["properties"]
+    assert (_ref(estimate["interval"]), _ref(estimate["measured_at"])) == ("Interval", "MeasuredAt")
+    assert components["FieldErrors"]["additionalProperties"]["type"] == "array"
+
+
+CONTRACT_COMPONENTS = [
+    (contract.Layer, spec.LayerSerializer),
+    (contract.Reason, spec.ReasonSerializer),
+    (contract.Io, spec.IoSerializer),
+    (contract.Training, spec.TrainingSerializer),
+    (contract.MemoryBytes, spec.MemoryBytesSerializer),
+    (contract.Interval, spec.IntervalSerializer),
+    (contract.CorrectionBasis, spec.CorrectionBasisSerializer),
+    (contract.Scaling, spec.ScalingSerializer),
+    (contract.MeasuredAt, spec.MeasuredAtSerializer),
+    (contract.Estimate, spec.EstimateSerializer),
+    (contract.ProbeEstimate, spec.ProbeEstimateSerializer),
+    (contract.Candidate, spec.CandidateSerializer),
+    (contract.HardwarePlan, spec.HardwarePlanSerializer),
+    (contract.PlausibilityWarning, spec.PlausibilityWarningSerializer),
+    (contract.Unreliability, serializers.UnreliabilitySerializer),
+    (contract.Measurement, serializers.MeasurementSerializer),
+]
+
+
+def _required(typed: Any) -> set[str]:
+    """The keys a TypedDict requires. Its __required_keys__ would list them all: the contract's annotations
+    are strings (`from __future__ import annotations`), which Python 3.11 does not read NotRequired from."""
+    written = {key: str(getattr(a, "__forward_arg__", a)) for key, a in typed.__annotations__.items()}
+    return {key for key, annotation in written.items() if not annotation.startswith("NotRequired[")}
+
+
+@pytest.mark.parametrize(("typed", "serializer"), CONTRACT_COMPONENTS, ids=lambda t: t.__name__)
+def test_it_documents_each_contract_type_as_declared(typed: Any, serializer: Any) -> None:
+    """A component has the contract type's name and fields, and requires what the type requires."""
+    components = _schema()["components"]["schemas"]
+    documented = components[typed.__name__]
+    assert set(documented["properties"]) == set(typed.__annotations__)
+    assert set(documented.get("required", [])) == _required(typed)
+    assert set(serializer().fields) == set(typed.__annotations__)
 
 
 @pytest.mark.parametrize("page", ["/api/v1/docs/", "/api/v1/redoc/"])

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from advisor import engine, profiles, running
 from advisor.calibration import sweep_summary
-from advisor.models import CalibrationJob, Device, Measurement, Recommendation
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, Recommendation
 from tests.engine.profiles import synthetic_profile
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +64,9 @@ def _calibrated(rec: Recommendation, device: Device, batches: list[int]) -> Cali
             "device": "cpu",
             "threads": 1,
         }
-        Measurement.objects.create(job=job, batch_size=b, threads=1, seconds_per_batch=seconds, result=result)
+        MeasuredConfiguration.objects.create(
+            job=job, batch_size=b, threads=1, seconds_per_batch=seconds, result=result
+        )
         events.append({"batch_size": b, "threads": 1, "allocator": "default", "result": result})
     summary = sweep_summary(events, physical_cores=2, plan=running.recommended_plan(job))
     estimate = running.measured_estimate(job, summary)

@@ -165,9 +165,9 @@ def test_it_builds_shi_et_als_lstm_and_estimates_it_within_2x(gpu: str, steps: i
 def test_it_costs_a_gpu_step_as_the_longer_of_the_hosts_launches_and_the_devices_work(
     flops: float, layers: int, bound: str
 ) -> None:
-    from advisor.engine.estimate import LAYER_SECONDS, STEP_SECONDS, Device, seconds_per_batch
+    from advisor.engine.estimate import LAYER_SECONDS, STEP_SECONDS, CatalogDevice, seconds_per_batch
 
-    h100 = Device("gpu", "H100", 67e12, 3.35e12, 1, 80e9)
+    h100 = CatalogDevice("gpu", "H100", 67e12, 3.35e12, 1, 80e9)
     seconds = seconds_per_batch(
         family="ffn",
         flops=int(flops),

@@ -19,7 +19,7 @@ from advisor.engine.costmodel import step_cost, with_current_factor
 from advisor.engine.learned import FEATURES
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.wholesteps import WHOLE_STEPS
-from advisor.models import CalibrationJob, Device, Measurement, TimeModel
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration, TimeModel
 from tests.conftest import advise_command
 from tests.engine.profiles import scaled, synthetic_profile
 
@@ -124,7 +124,7 @@ def _calibrated(user: Any, device: Device, specs: list[dict[str, Any]], slow: fl
                 seconds = (
                     slow * step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
                 )
-                Measurement.objects.create(
+                MeasuredConfiguration.objects.create(
                     job=job, batch_size=batch, threads=threads, seconds_per_batch=seconds, result={}
                 )
 

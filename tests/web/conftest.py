@@ -12,7 +12,7 @@ from django.utils import timezone
 from advisor import engine, services
 from advisor.calibration.findings import allocator_finding
 from advisor.calibration.summary import sweep_summary
-from advisor.models import CalibrationJob, Device, Measurement
+from advisor.models import CalibrationJob, Device, MeasuredConfiguration
 from tests.conftest import cpu_device
 
 
@@ -64,7 +64,7 @@ def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCE
         step="batch 64, 1 thread",
     )
     for batch, threads, seconds in ((32, 1, 0.004), (32, 2, 0.003), (64, 1, 0.007), (64, 2, 0.005)):
-        Measurement.objects.create(
+        MeasuredConfiguration.objects.create(
             job=job,
             batch_size=batch,
             threads=threads,
@@ -81,7 +81,7 @@ def finished_job(rec: Any, device: Device, *, status: str = CalibrationJob.SUCCE
                 "threads": threads,
             },
         )
-    Measurement.objects.create(
+    MeasuredConfiguration.objects.create(
         job=job, batch_size=4096, threads=2, status="oom", result={"status": "oom", "message": "does not fit"}
     )
     if status != CalibrationJob.RUNNING:
@@ -119,7 +119,7 @@ def tuned_job(rec: Any, device: Device) -> CalibrationJob:
             "system_seconds_per_step": seconds * threads * 0.3,
             "minor_faults_per_step": 900 if allocator == "default" else 40,
         }  # fmt: skip
-        Measurement.objects.create(
+        MeasuredConfiguration.objects.create(
             job=job, batch_size=batch, threads=threads, allocator=allocator, seconds_per_batch=seconds,
             result=result,
         )  # fmt: skip

@@ -223,7 +223,7 @@ def test_it_shows_measured_results_with_plots_and_failures(client_for: Client, r
 
 def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, rec: Any) -> None:
     from advisor import engine
-    from advisor.models import Device, Measurement
+    from advisor.models import Device, MeasuredConfiguration
 
     gpu = Device.objects.create(
         id="webtest-cuda0", host="webtest", kind="cuda", name="NVIDIA H100 80GB HBM3",
@@ -239,7 +239,7 @@ def test_it_shows_a_gpu_calibration_without_thread_counts(client_for: Client, re
     )  # fmt: skip
     for batch, seconds in ((64, 0.0008), (128, 0.001)):
         result = {"seconds_per_batch": seconds, "examples_per_second": batch / seconds, "device": "cuda:0"}
-        Measurement.objects.create(
+        MeasuredConfiguration.objects.create(
             job=job, batch_size=batch, threads=None, seconds_per_batch=seconds, result=result
         )
     html = client_for.get(f"/calibrations/{job.pk}/").content.decode()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import AE, DBN, FFN, RBM
 from advisor.engine.families.family import LOSS_CD1
 from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
-from advisor.engine.layers import Layer, layer
+from advisor.engine.layers import layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width
 

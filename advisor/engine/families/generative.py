@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.conv import BASE_CHANNELS, decoder_stack, encoder_stack
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_ELBO, LOSS_ELBO_GAUSSIAN
 from advisor.engine.families.roles import DECODER, DISCRIMINATOR, ENCODER, GENERATOR
-from advisor.engine.layers import Layer, layer
+from advisor.engine.layers import layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, round_width
 from advisor.engine.units import plural

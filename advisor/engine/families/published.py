@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import CNN
 from advisor.engine.families.roles import MODEL
-from advisor.engine.layers import Layer, layer
+from advisor.engine.layers import layer
 from advisor.engine.rules import reason
 
 # ImageNet top-1 accuracy of torchvision's weights (torchvision.models documentation, "acc@1")
@@ -134,7 +135,7 @@ def _inception(c_in: int, c1: int, r3: int, c3: int, r5: int, c5: int, pool: int
 
 def googlenet(outputs: int) -> tuple[list[Layer], list[int]]:
     e = 1e-3
-    pool = {"kind": "MaxPool2d", "args": {"kernel_size": 3, "stride": 2, "ceil_mode": True}}
+    pool = layer("MaxPool2d", kernel_size=3, stride=2, ceil_mode=True)
     model: list[Layer] = [
         *_conv(3, 64, 7, 2, 3, eps=e),
         pool,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GRU, LSTM, RNN
 from advisor.engine.families.dense import head
 from advisor.engine.families.family import Family
 from advisor.engine.families.roles import MODEL
-from advisor.engine.layers import Layer, count, layer
+from advisor.engine.layers import count, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity, capacity_reason, fits_data, round_width, shrunk_reason, targets
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.candidate import Draft
 from advisor.engine.families import TCN
 from advisor.engine.families.recurrent import front_over_time, head_over_time, hidden_for
 from advisor.engine.families.roles import MODEL
-from advisor.engine.layers import Layer, count, layer
+from advisor.engine.layers import count, layer
 from advisor.engine.rules import reason
 from advisor.engine.sizing import capacity_reason, fits_data, round_width, shrunk_reason, targets
 
