@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from advisor import jobs
+from advisor.probe.fit import probeable
 from advisor.probe.learning.child import run_in_child
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.models import ProbeJob
@@ -52,6 +53,9 @@ def make_plan(job: ProbeJob) -> ProbePlan:
     }
     spe = {role: seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
     target = (rec.spec.get("target") or {}).get("accuracy")
+    # the candidates the probes before this one in its chain tried (the child adds this probe's own)
+    chain = job.chain()[:-1]
+    tried = sorted({i for j in chain for i in (j.shallow_candidate, j.deep_candidate) if i is not None})
     return ProbePlan(
         sample_path=str(job.sample.file),
         goal=rec.spec.get("goal") or "classify",
@@ -63,6 +67,9 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         seed=int(job.options.get("seed", 0)),
         device="cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}",
         seconds_per_epoch={k: v for k, v in spe.items() if v},
+        candidates=[{"index": i, "candidate": rec.result["candidates"][i]} for i in probeable(rec)],
+        tried=tried,
+        previous=job.previous_id,
     )
 
 
