@@ -174,6 +174,8 @@ class ProbeEstimate(TypedDict):
     metric: str | None
     expected: NotRequired[dict[str, Any] | None]
     time_to_target: NotRequired[dict[str, Any] | None]
+    # true on the one probed candidate the probes' curves now expect to reach the target first (by time)
+    expected_first: NotRequired[bool]
 
 
 class Candidate(TypedDict):
@@ -383,6 +385,12 @@ class Verdict(TypedDict):
     notes: list[str]
     reasons: list[dict[str, str]]
     time_to_target: NotRequired[dict[str, Any] | None]
+    # the classical baseline chosen by cross-validation, with its parameters
+    baseline_model: NotRequired[str | None]
+    # per "shallow", "deep", "baseline": the median and range over the probe's repeated splits (small samples)
+    spread: NotRequired[dict[str, dict[str, Any]]]
+    # where the target was missed: the diagnosis and the candidate to probe next (probe/learning/nextstep.py)
+    next: NotRequired[dict[str, Any] | None]
 
 
 class GenerationVerdict(TypedDict):

@@ -52,6 +52,19 @@ def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
     return shallow, deep
 
 
+def probeable(rec: Recommendation) -> list[int]:
+    """The candidates a probe can train on this recommendation's task (a supervised output, within the
+    server's parameter cap), in the recommendation's order: those a next step may propose."""
+    goal = rec.spec.get("goal") or "classify"
+    cap = conf.value("PROBE_MAX_PARAMETERS")
+    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    return [
+        i
+        for i, c in enumerate(candidates)
+        if trainable(c, goal) is None and int(c.get("parameters") or 0) <= cap
+    ]
+
+
 def probe_fit(*, facts: samples.SampleFacts | None, recommendation: Recommendation) -> dict[str, list[str]]:
     """What stops a probe of a sample with these facts on this recommendation, whatever the device and the
     time ({} when nothing): the sample's fit to the task, a trainable shallow or deep candidate, the
