@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from advisor import engine, queueing
+from advisor.contract import Recommendation
 from advisor.engine.learned import FEATURES, Correction, Validation, fit_correction
 from advisor.engine.profile import DeviceProfile, is_current, merge, trusted
 from advisor.models import CalibrationJob, Device, MeasuredConfiguration, TimeModel
@@ -178,7 +179,7 @@ def correction_for(device: Device) -> Correction | None:
     return Correction(model, latest.expected_error, cast(Validation, latest.validation))
 
 
-def recommend(spec: Any, device: Device | None) -> dict[str, Any]:
+def recommend(spec: Any, device: Device | None) -> Recommendation:
     """engine.recommend with the device's profile when it has one (else the catalog path), corrected by the
     model learned from its calibrations when there is one."""
     if device is None or not device.profile:

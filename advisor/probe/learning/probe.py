@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from advisor.contract import Verdict
+from advisor.contract import EpochScore, TrainingRun, Verdict
 from advisor.probe.learning import curve, data, reach, samples, train
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.learning.verdict import choose, verdict
@@ -24,7 +24,7 @@ MAX_ROWS = 200  # per-epoch rows kept per run (evenly thinned; the best and the 
 HOLD_OUT = data.VALIDATION_SHARE  # at full size, this share is held out for validation
 
 
-def thin(rows: list[dict[str, Any]], best: int | None, limit: int = MAX_ROWS) -> list[dict[str, Any]]:
+def thin(rows: list[EpochScore], best: int | None, limit: int = MAX_ROWS) -> list[EpochScore]:
     if len(rows) <= limit:
         return rows
     step = len(rows) / (limit - 2)
@@ -33,7 +33,7 @@ def thin(rows: list[dict[str, Any]], best: int | None, limit: int = MAX_ROWS) ->
     return [rows[i] for i in sorted(keep)]
 
 
-def _public(run: dict[str, Any]) -> dict[str, Any]:
+def _public(run: TrainingRun) -> TrainingRun:
     return {**run, "epochs": thin(run["epochs"], run.get("best_epoch"))}
 
 
@@ -70,11 +70,11 @@ def _train(
     split: data.Split,
     budget: float,
     plan: ProbePlan,
-) -> dict[str, Any]:
+) -> TrainingRun:
     what = f"training the {role} {str(candidate.get('family', '')).upper()}"
     clock.progress(what)
 
-    def on_epoch(run: dict[str, Any]) -> None:
+    def on_epoch(run: TrainingRun) -> None:
         if time.monotonic() - clock.last_emit >= EMIT_EVERY_S:
             clock.stage(role, _public(run), force=False)
             clock.progress(f"{what}: epoch {run['epochs'][-1]['epoch']}")
@@ -130,6 +130,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     base = data.baseline(split, code_size=code[0])
     clock.stage("baseline", base)
     full_train = max(1, round(plan.full_examples * (1 - HOLD_OUT)))
+    # the verdict's and the curve's steps read runs as plain dicts (advisor/probe/learning/verdict.py)
     runs: dict[str, dict[str, Any] | None] = {"shallow": None, "deep": None}
     deep_note: str | None = None
     shallow_note: str | None = None
@@ -162,7 +163,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
         # shallow and deep each leave time for what follows: the deep network and the learning curve
         share = 0.35 if role == "shallow" and plan.target is not None and candidates["deep"] else 0.5
         try:
-            runs[role] = _train(clock, role, cand, split, clock.left() * share, plan)
+            runs[role] = dict(_train(clock, role, cand, split, clock.left() * share, plan))
         except Exception as exc:  # one candidate that cannot train on this data must not sink the other
             why = f"training failed: {type(exc).__name__}: {exc}"[:500]
             if role == "deep":
