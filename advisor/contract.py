@@ -174,6 +174,8 @@ class ProbeEstimate(TypedDict):
     metric: str | None
     expected: NotRequired[dict[str, Any] | None]
     time_to_target: NotRequired[dict[str, Any] | None]
+    # true on the one probed candidate the probes' curves now expect to reach the target first (by time)
+    expected_first: NotRequired[bool]
 
 
 class Candidate(TypedDict):
@@ -383,3 +385,26 @@ class Verdict(TypedDict):
     notes: list[str]
     reasons: list[dict[str, str]]
     time_to_target: NotRequired[dict[str, Any] | None]
+    # the classical baseline chosen by cross-validation, with its parameters
+    baseline_model: NotRequired[str | None]
+    # per "shallow", "deep", "baseline": the median and range over the probe's repeated splits (small samples)
+    spread: NotRequired[dict[str, dict[str, Any]]]
+    # where the target was missed: the diagnosis and the candidate to probe next (probe/learning/nextstep.py)
+    next: NotRequired[dict[str, Any] | None]
+
+
+class GenerationVerdict(TypedDict):
+    """What a generation probe concludes: its generator's two-sample score on the held-out split against
+    `target.two_sample`, beside a Gaussian mixture's (advisor/probe/learning/generation.py)."""
+
+    text: str
+    metric: str  # "two_sample"
+    target: float | None  # the spec's target.two_sample
+    chosen: str | None  # "deep": the role of the generator (its index is the probe's deep_candidate)
+    family: str | None  # "gan" or "vae"
+    score: float | None  # the generator's two-sample score; None when none was trained
+    baseline_score: float | None  # the Gaussian mixture's
+    real_score: float | None  # real training examples against the held-out ones: the test's ceiling here
+    met: bool | None  # score >= target; None without a target or a score
+    notes: list[str]
+    reasons: list[dict[str, str]]

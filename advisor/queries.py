@@ -15,7 +15,7 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from advisor import contract, engine, profiles
+from advisor import advice, contract, engine
 from advisor.contract import Candidate, Estimate
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation, online_since, visible_to
@@ -282,7 +282,7 @@ def seconds_per_epoch(
         return None
     estimate = candidates[index]["estimate"]
     if estimate.get("basis") == "catalog" and device is not None and device.profile:
-        estimate = profiles.recommend(rec.spec, device)["candidates"][index]["estimate"]
+        estimate = advice.recommend(rec.spec, device)["candidates"][index]["estimate"]
     if estimate.get("seconds_per_epoch") is None:  # stored by an older engine
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import contract, engine, forecasts, profiles, queries
+from advisor import advice, contract, engine, forecasts, queries
 from advisor.contract import Candidate
 from advisor.engine.families import family_of
 from advisor.engine.units import duration, nbytes, plural
@@ -73,7 +73,7 @@ def queued_refusal(owner: User, *, adding: int = 1) -> dict[str, list[str]]:
 def advise(*, owner: User, spec: dict[str, Any], device: Device | None = None) -> Recommendation:
     """Validate the spec through the engine and store its answer, timed from `device`'s profile when it has
     one. Raises engine.SpecError on bad input."""
-    result = profiles.recommend(spec, device)
+    result = advice.recommend(spec, device)
     return Recommendation.objects.create(
         owner=owner, spec=result["spec"], result=result, engine_version=engine.ENGINE_VERSION
     )

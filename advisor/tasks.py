@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from advisor import dispatch, profiles
+from advisor import dispatch, profiling, timemodels
 from advisor.models import Device
 
 
@@ -17,7 +17,7 @@ def run_calibration(job_id: int) -> str:
 @shared_task(name="advisor.refit_time_model")
 def refit_time_model(device_id: str) -> int | None:
     device = Device.objects.filter(pk=device_id).first()
-    model = profiles.refit_time_model(device=device) if device is not None else None
+    model = timemodels.refit_time_model(device=device) if device is not None else None
     return model.version if model is not None else None
 
 
@@ -26,7 +26,7 @@ def refresh_profile(device_id: str) -> bool | None:
     """Profile an idle device again (advisor/workers.py sends it to the device's own queue): whether the new
     profile is trusted; None where a job came first or profiling failed."""
     device = Device.objects.filter(pk=device_id).first()
-    done = profiles.refresh_profile(device=device) if device is not None else None
+    done = profiling.refresh_profile(device=device) if device is not None else None
     if done is None or not done.profile_history:
         return None
     return not done.profile_history[-1].get("unreliable_reasons")

@@ -17,28 +17,30 @@ models that have one.
 
 The first candidate the engine recommends for this spec (random vectors, two-sample target 0.8) is a VAE
 with a Gaussian decoder (rule net.generation.vector); a GAN follows. The probe's supervised loop cannot train
-either, so it is trained here with the calibration's own step (`advisor.calibration.make_step`: its layers,
-initialisation, optimiser, rate, batch and loss) for the recommended updates (its epochs over the 4,000
-examples the spec declares), keeping the networks of the epoch with the best two-sample score on the
-validation split (the "hold-out" its early-stopping reason names); samples come from
-`advisor.probe.learning.generation.generate`. References: the true model; scikit-learn's Gaussian mixture
-(the number of components chosen by validation log-likelihood), and one Gaussian as the linear baseline.
+either; the generation probe's loop does (`advisor.probe.learning.generation.train_generator`, shared with
+the probe): the calibration's own step (`advisor.calibration.make_step`: its layers, initialisation,
+optimiser, rate, batch and loss) for the recommended updates (its epochs over the 4,000 examples the spec
+declares), keeping the networks of the epoch with the best two-sample score on the validation split (the
+"hold-out" its early-stopping reason names); samples come from `generation.generate`. References: the true
+model; scikit-learn's Gaussian mixture (the number of components chosen by validation log-likelihood,
+`generation.mixture_baseline`, the probe's baseline too), and one Gaussian as the linear baseline.
 """
 
 from __future__ import annotations
 
-import copy
 import math
-import time
 from typing import Any
 
 import numpy as np
 
 from advisor.probe.learning import generation
 
+# the probe's own loop and baseline (advisor/probe/learning/generation.py): one implementation for both
+train_generator = generation.train_generator
+mixture_reference = generation.mixture_baseline
+
 MODES, RADIUS, SIGMA = 8, 2.0, 0.1
 COVERED_SHARE = 0.2  # a mode is covered when it gets this share of its expected samples
-EVAL_EVERY = 5  # epochs between validation C2STs of the generator
 
 
 def centres() -> np.ndarray:
@@ -80,62 +82,6 @@ def modes(fake: np.ndarray) -> dict[str, float]:
 def judge(real: np.ndarray, fake: np.ndarray, seed: int) -> dict[str, float]:
     accuracy = c2st(real, fake, seed)
     return {"score": c2st_score(accuracy), "c2st_accuracy": accuracy, **modes(fake)}
-
-
-def train_generator(
-    candidate: dict[str, Any], x_train: np.ndarray, x_val: np.ndarray, examples: int, seed: int
-) -> dict[str, Any]:
-    """The candidate (a GAN or a VAE) trained by the calibration's own step for its recommended updates,
-    keeping the networks of the epoch whose samples scored best against the validation split."""
-    import torch
-
-    from advisor.calibration import make_step
-
-    torch.manual_seed(seed)
-    step = make_step(candidate, "cpu")
-    training = candidate["training"]
-    batch = int(training["batch_size"])
-    n = len(x_train)
-    updates = int(training["epochs"]) * math.ceil(examples / batch)
-    steps_per_epoch = math.ceil(n / batch)
-    epochs = math.ceil(updates / steps_per_epoch)
-    data = torch.from_numpy(x_train)
-    order_draw = torch.Generator().manual_seed(seed)
-    started = time.monotonic()
-    best: dict[str, Any] = {"val": -1.0}
-    curve = []
-    for epoch in range(1, epochs + 1):
-        order = torch.randperm(n, generator=order_draw)
-        for start in range(0, n, batch):
-            step.run((data[order[start : start + batch]],))
-        if epoch % EVAL_EVERY == 0 or epoch == epochs:
-            fake = generation.generate(candidate, step.nets, len(x_val), seed=seed + epoch)
-            val = generation.two_sample_score(x_val, fake, seed=seed)
-            curve.append({"epoch": epoch, "val": val, "seconds": round(time.monotonic() - started, 3)})
-            if val > best["val"]:
-                states = {role: copy.deepcopy(net.state_dict()) for role, net in step.nets.items()}
-                best = {"val": val, "epoch": epoch, "states": states}
-    for role, net in step.nets.items():
-        net.load_state_dict(best["states"][role])
-    return {
-        "nets": step.nets,
-        "epochs": epochs,
-        "best_epoch": best["epoch"],
-        "val_score": best["val"],
-        "seconds": time.monotonic() - started,
-        "curve": curve,
-    }
-
-
-def mixture_reference(x_train: np.ndarray, x_val: np.ndarray, seed: int) -> tuple[Any, Any, dict[str, float]]:
-    """One Gaussian (the linear baseline) and the Gaussian mixture whose component count has the best
-    validation log-likelihood (scikit-learn)."""
-    from sklearn.mixture import GaussianMixture
-
-    started = time.monotonic()
-    fits = {k: GaussianMixture(k, n_init=3, random_state=seed).fit(x_train) for k in (1, 2, 4, 8, 12, 16)}
-    best = max(fits, key=lambda k: fits[k].score(x_val))
-    return fits[1], fits[best], {"components": best, "seconds": time.monotonic() - started}
 
 
 def evaluate(candidate: dict[str, Any], examples: int, seed: int) -> dict[str, Any]:

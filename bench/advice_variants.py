@@ -5,7 +5,8 @@ How a rule was chosen: the candidate as recommended next to the set-ups a search
 override stated in VARIANTS and absolute (it sets every field it is about), so a committed row reruns the
 same on a later engine as long as the recommended network is unchanged. A supervised data set's variant is
 trained by the probe's loop (`learning.train`, as `bench advice` trains the advised run); `baseline` is the
-probe's own linear baseline (logistic or ridge regression). The generation task `mixture` is trained and
+probe's own classical baseline (the better by cross-validation of a tuned linear model, logistic or ridge
+regression, and a tuned RBF SVM). The generation task `mixture` is trained and
 scored by `bench.advice_gen.evaluate` (C2ST score, modes covered, samples near a mode).
 """
 
@@ -75,7 +76,7 @@ BETA1_HALF = [0.5, 0.999]  # DCGAN §4
 # name -> (what it is, the overrides in order)
 VARIANTS: dict[str, tuple[str, tuple[Callable[[Candidate], None], ...]]] = {
     "advised": ("the first candidate as recommended", ()),
-    "baseline": ("the probe's linear baseline (logistic or ridge regression)", ()),
+    "baseline": ("the probe's classical baseline (tuned linear model or RBF SVM)", ()),
     "sgd0.01_half": ("SGD momentum 0.9, rate 0.01, half width", (_sgd_half(0.01),)),
     "sgd0.03_half": ("SGD momentum 0.9, rate 0.03, half width", (_sgd_half(0.03),)),
     "adamw_wd0.01": ("AdamW, weight decay 0.01", (_training(optimizer="adamw", weight_decay=1e-2),)),

@@ -86,7 +86,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
     info = describe()
     threads = [int(t) for t in args.threads.split(",")]
     drawn = configurations(args.seed, args.configs)
-    configs = drawn.configurations
+    # the same draw, measured only for these families: a change to one family's model checked on the rows
+    # it concerns, in a fraction of the run
+    families = set(args.families.split(",")) if args.families else None
+    configs = [c for c in drawn.configurations if families is None or c.candidate["family"] in families]
     out = args.out or RESULTS / f"generalise_{info['started_utc'][:10]}_{machine_slug()}_seed{args.seed}"
     out.mkdir(parents=True, exist_ok=True)
     when = _schedule(args.repeats, args.profiles)
@@ -379,6 +382,7 @@ def main(argv: list[str]) -> int:
         "--configs", type=int, default=80, help="networks (each measured at every thread count)"
     )
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--families", default="", help="measure only these families of the draw (e.g. gru)")
     parser.add_argument(
         "--repeats", type=int, default=3, help="measurements of each configuration, interleaved"
     )

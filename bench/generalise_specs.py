@@ -102,8 +102,8 @@ def random_spec(rng: random.Random) -> dict[str, Any]:
         else:
             data["input_shape"] = [_log_int(rng, 8, 256)]
             data["vocab_size"] = _log_int(rng, 50, 20_000)
-        # "sequence" generation of vectors and images is drawn rarely: the engine cannot answer it (a bug
-        # this generator found, reported in the results as `crashes`)
+        # "sequence" generation of vectors and images is drawn rarely: it has no steps to run over, which
+        # the spec check now refuses (this generator found it as a crash, a ValueError from recommend())
         kinds = (
             ("random", "controlled", "sequence")
             if shape in ("series", "tokens")

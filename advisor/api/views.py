@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from advisor import engine, profiles, queries, services, spread
+from advisor import engine, queries, services, spread
 from advisor.accounts import signed_in
 from advisor.api.policies import CalibrationThrottle, query_id
 from advisor.api.schema import FieldErrors
@@ -28,6 +28,7 @@ from advisor.api.serializers import (
     GpuSerializer,
 )
 from advisor.api.spec import RecommendationRequestSerializer, RecommendationSerializer
+from advisor.devices import UnknownDevice, resolve
 from advisor.jobs import Conflict
 from advisor.models import CalibrationJob, DeviceJob, Recommendation
 
@@ -79,8 +80,8 @@ class RecommendationViewSet(mixins.RetrieveModelMixin, mixins.ListModelMixin, vi
             if not isinstance(asked, str) or not asked:
                 raise ValidationError({"device": ["must be a device's id (GET devices/)"]})
             try:
-                device = profiles.resolve(asked, shorthand=False)
-            except profiles.UnknownDevice as exc:
+                device = resolve(asked, shorthand=False)
+            except UnknownDevice as exc:
                 return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             rec = services.advise(owner=signed_in(request.user), spec=spec.validated_data, device=device)

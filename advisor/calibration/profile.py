@@ -1,10 +1,10 @@
 """`profile_device()`: measure the rates the engine's cost model reads (advisor.engine.profile), with torch.
 
 At each thread count from 1 to the physical cores (one count on CUDA), forward + backward of one layer of
-each kind at several sizes (Linear, Conv2d, CausalConv1d, LSTM, RNN, an activation), one optimiser step at
-several parameter counts and tensor counts, and the fixed cost of a step; the thread counts are measured
+each kind at several sizes (Linear, Conv2d, CausalConv1d, LSTM, GRU, RNN, an activation), one optimiser step
+at several parameter counts and tensor counts, and the fixed cost of a step; the thread counts are measured
 point by point, next to each other, so that they are compared under the same load. Each point is the median
-of repeated runs after a warm-up; the whole profile takes about 8 s per thread count on a quiet 2-core VM
+of repeated runs after a warm-up; the whole profile takes 25-28 s for 1 and 2 threads on a quiet 2-core VM
 (bench/results/predict_amd-epyc-2c_ab-point-length/README.md).
 """
 
@@ -30,7 +30,14 @@ from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
 from advisor.engine.costmodel import CELL_STEPS, LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
-from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
+from advisor.engine.profile import (
+    GRU_CURVE,
+    GRU_LONG_CURVE,
+    PLAIN_CELL_CURVE,
+    PROFILE_VERSION,
+    DeviceProfile,
+    ThreadProfile,
+)
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
@@ -236,7 +243,7 @@ def _at_threads(
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
     linear, conv, conv1d, recurrent, simple, elementwise = [], [], [], [], [], []
-    recurrent_long, simple_long = [], []
+    recurrent_long, simple_long, gated, gated_long = [], [], [], []
     products = sorted((*LINEAR_SIZES, THIN_LINEAR), key=math.prod)
     for b, i, o in [*products, *(CUDA_LINEAR_SIZES if cuda else ())]:
         x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
@@ -258,6 +265,9 @@ def _at_threads(
         recurrent_long.append((per_step, each(partial(_fwd_bwd, lstm, longer, sync, r))))
         simple.append((per_step / 4, each(partial(_fwd_bwd, rnn, x, sync, r))))
         simple_long.append((per_step / 4, each(partial(_fwd_bwd, rnn, longer, sync, r))))
+        gru = nn.GRU(i, h, batch_first=True).to(dev)  # three gates' products: 3/4 of the LSTM's FLOPs
+        gated.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, x, sync, r))))
+        gated_long.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, longer, sync, r))))
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
@@ -298,6 +308,8 @@ def _at_threads(
             PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
             "recurrent_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in recurrent_long],
             "rnn_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in simple_long],
+            GRU_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in gated],
+            GRU_LONG_CURVE: [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in gated_long],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {

@@ -94,7 +94,7 @@ def features(candidate: Candidate, batch: int, threads: int, profile: DeviceProf
     ]
 
 
-FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (profiles.py)
+FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (timemodels.py)
 
 
 def rows_features(configs: Sequence[tuple[Candidate, int, int]], profile: DeviceProfile) -> list[list[float]]:

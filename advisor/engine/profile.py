@@ -29,9 +29,15 @@ from advisor.contract import Contention, Unreliability
 # weights' own cost: product_weight_work, the linear curve keyed by FLOPs plus it x weights), the optimisers
 # at 12 M parameters, each recurrent cell's calls at 128 steps too (a call's fixed part and its part per step)
 # (bench/results/generalise_amd-epyc-2c_build/README.md)
-PROFILE_VERSION = 7
+# 8: the GRU's cells measured as such (`gru`, `gru_long`): read off the LSTM's curve by FLOPs they were
+# priced 44% low on the evaluation seed, every GRU row under
+# (bench/results/generalise_amd-epyc-2c_evaluation/README.md)
+PROFILE_VERSION = 8
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
+# the GRU's curves: a profile before version 8 has none and its GRUs read the LSTM's (`recurrent`)
+GRU_CURVE: Final = "gru"
+GRU_LONG_CURVE: Final = "gru_long"
 
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
@@ -53,6 +59,8 @@ class ThreadProfile(TypedDict):
     # fixed part and its part per step, per size (costmodel._call_seconds)
     recurrent_long: NotRequired[list[list[float]]]
     rnn_long: NotRequired[list[list[float]]]
+    gru: NotRequired[list[list[float]]]  # the same for a GRU (version >= 8), at 8 and 128 steps
+    gru_long: NotRequired[list[list[float]]]
     elementwise: list[list[float]]  # [values of a batch, seconds of forward + backward of one activation]
     optimizer: dict[str, list[list[float]]]  # "sgd" | "adam" -> [parameters, seconds of one step()]
     optimizer_tensor_seconds: dict[str, float]  # extra seconds per parameter tensor

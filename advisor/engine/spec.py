@@ -237,9 +237,20 @@ def _generation(err: _Errors, spec: dict[str, Any], task: str | None, data: dict
         if value is not None:
             err.add("generation", "is only used with task generation")
         return None
-    if value is not None:
-        return _choice(err, "generation", value, GENERATIONS)
     shape = data.get("input_shape")
+    if value is not None:
+        chosen = _choice(err, "generation", value, GENERATIONS)
+        # A sequence generator is recurrent over steps: it needs steps to run over, either [steps, features]
+        # or token ids ([steps] with vocab_size); a vector or an image has none.
+        sequential = data.get("vocab_size") is not None or (isinstance(shape, list) and len(shape) == 2)
+        if chosen == "sequence" and isinstance(shape, list) and not sequential:
+            err.add(
+                "generation",
+                "sequence needs data.input_shape [steps, features], or [steps] with data.vocab_size; "
+                f"{shape} has no steps: use random or controlled",
+            )
+            return None
+        return chosen
     if data.get("vocab_size") is not None or (shape is not None and len(shape) == 2):
         return "sequence"
     return "random"

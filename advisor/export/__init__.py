@@ -24,7 +24,7 @@ from typing import Any
 
 from advisor.engine.families import family_of
 from advisor.export.network import model_file
-from advisor.export.training import train_file
+from advisor.export.training import TrainPy, train_file
 
 FILES = ("model.py", "train.py", "README.md", "split.json")  # split.json: from a probe only
 ALLOCATOR_RULE = "cpu.allocator"
@@ -154,15 +154,17 @@ def files(download: Download) -> dict[str, str]:
     found = {
         "model.py": model_file(candidate, download.title),
         "train.py": train_file(
-            candidate,
-            rec["spec"],
-            rec.get("hardware_plan") or {},
-            title=download.title,
-            env=env,
-            env_why=env_why,
-            label_column=label,
-            split_note=split_note,
-            seed=probe.seed if probe is not None else 0,
+            TrainPy(
+                candidate,
+                rec["spec"],
+                rec.get("hardware_plan") or {},
+                title=download.title,
+                env=env,
+                env_why=env_why,
+                label_column=label,
+                split_note=split_note,
+                seed=probe.seed if probe is not None else 0,
+            )
         ),
         "README.md": readme(download, env),
     }

@@ -140,16 +140,27 @@ NO_EARLY_STOPPING = "Without a held-out score to stop on, every epoch runs."
 SPLIT = "The validation split picks the epoch; the test split, never trained on, gives the score."
 
 
-def settings(
-    candidate: Mapping[str, Any],
-    spec: Mapping[str, Any],
-    plan: Mapping[str, Any],
-    *,
-    label_column: str,
-    split_note: str,
-    seed: int = SEED,
-) -> list[Setting]:
+@dataclass(frozen=True)
+class TrainPy:
+    """What a download's train.py is rendered from: the candidate, the spec and hardware plan it was
+    recommended for, the title its docstring gives, the allocator environment a CPU starts it with (and why),
+    and what a probe adds: the sample's label column, a note on the sample, the probe's seed."""
+
+    candidate: Mapping[str, Any]
+    spec: Mapping[str, Any]
+    plan: Mapping[str, Any]
+    title: str
+    env: Mapping[str, str]
+    env_why: str
+    label_column: str
+    split_note: str
+    seed: int = SEED
+
+
+def settings(setup: TrainPy) -> list[Setting]:
     """Config's fields in order, each with the rule (or the reason) that chose its value."""
+    candidate, spec, plan = setup.candidate, setup.spec, setup.plan
+    label_column, split_note, seed = setup.label_column, setup.split_note, setup.seed
     io, training = candidate["io"], candidate["training"]
     reasons = candidate.get("reasons") or []
     plan_reasons = plan.get("reasons") or []
@@ -241,18 +252,8 @@ def allocator_block(env: Mapping[str, str], why: str) -> str:
     return "\n".join([*lines, "ALLOCATOR = {\n" + body + "}"])
 
 
-def train_file(
-    candidate: Mapping[str, Any],
-    spec: Mapping[str, Any],
-    plan: Mapping[str, Any],
-    *,
-    title: str,
-    env: Mapping[str, str],
-    env_why: str,
-    label_column: str,
-    split_note: str,
-    seed: int = SEED,
-) -> str:
+def train_file(setup: TrainPy) -> str:
+    candidate, env = setup.candidate, setup.env
     loop = loop_of(candidate)
     imports, pieces = source.assemble(
         [("main", "main")], swap={LOOP_INTERFACE: loop.piece}, elsewhere={"layers": "model"}
@@ -267,7 +268,7 @@ def train_file(
     run = " ".join(f"{k}={v}" for k, v in env.items())
     start = f"{run} python train.py" if run else "python train.py"
     doc = (
-        f"{title}: trains the {family_of(candidate).title} of model.py with its recommended set-up."
+        f"{setup.title}: trains the {family_of(candidate).title} of model.py with its recommended set-up."
         f"\n\nOne update: {loop.text}.\n\n"
         f"    {start} --data FILE   # CSV, NPZ, NPY or a ZIP of images\n"
         f"    {start} --synthetic --max-steps 2   # random data\n\n"
@@ -275,11 +276,11 @@ def train_file(
     )
     if env:
         doc += " On a CPU, start it with the allocator environment above (ALLOCATOR says why)."
-    items = settings(candidate, spec, plan, label_column=label_column, split_note=split_note, seed=seed)
+    items = settings(setup)
     sections = [
         config.text,
         config_block(items),
-        allocator_block(env, env_why),
+        allocator_block(env, setup.env_why),
         *rest,
         'if __name__ == "__main__":\n    main(CONFIG, ALLOCATOR)',
     ]

@@ -93,6 +93,14 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.G
     cancel=extend_schema(
         request=None, responses={200: ProbeSerializer, 404: DETAIL, 409: DETAIL}, summary="Cancel a probe"
     ),
+    next_step=extend_schema(
+        request=None,
+        responses={202: ProbeSerializer, 200: ProbeSerializer, 400: FIELD_ERRORS, 404: DETAIL},
+        summary="Run the next step a probe's verdict proposes (verdict.next) as a new probe",
+        description="202 with the new probe (its `previous` is this one); 200 with the one already started "
+        "by an earlier call; 400 `{field: [messages]}` when the probe has not finished, proposes no "
+        "candidate, lost its sample, or the new probe is refused as POST probes/ refuses one.",
+    ),
 )
 class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Any]):
     serializer_class = ProbeSerializer
@@ -135,3 +143,13 @@ class ProbeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: int) -> Response:
         return cancelled(self.get_object(), services.cancel_probe, ProbeSerializer)
+
+    @action(detail=True, methods=["post"], url_path="next")
+    def next_step(self, request: Request, pk: int) -> Response:
+        try:
+            job, new = services.submit_next(owner=signed_in(request.user), job=self.get_object())
+        except services.ProbeRefused as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+        job.refresh_from_db()
+        answer = status.HTTP_202_ACCEPTED if new else status.HTTP_200_OK
+        return created(ProbeSerializer(job).data, f"{URL}probes/{job.pk}/", answer)

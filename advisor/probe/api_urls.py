@@ -18,4 +18,5 @@ urlpatterns = [
     path("probes/", api.ProbeViewSet.as_view({"get": "list", "post": "create"}), name="probes"),
     path("probes/<pid:pk>/", api.ProbeViewSet.as_view({"get": "retrieve"}), name="probe-detail"),
     path("probes/<pid:pk>/cancel/", api.ProbeViewSet.as_view({"post": "cancel"}), name="probe-cancel"),
+    path("probes/<pid:pk>/next/", api.ProbeViewSet.as_view({"post": "next_step"}), name="probe-next"),
 ]

@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.models import Recommendation
 from advisor.probe import conf
-from advisor.probe.learning import samples
+from advisor.probe.learning import generation, samples
 from advisor.probe.learning.data import check_fit, trainable
 from advisor.probe.models import DataSample
 
@@ -28,10 +28,11 @@ def facts_of(sample: DataSample) -> samples.SampleFacts:
 
 
 def fit_errors(*, facts: samples.SampleFacts, spec: dict[str, Any]) -> dict[str, list[str]]:
-    """What stops a sample with these facts serving the spec's task ({} when nothing)."""
-    if spec.get("task") == "generation":
-        return {"recommendation": ["a generation task has no accuracy to probe"]}
+    """What stops a sample with these facts serving the spec's task ({} when nothing). Labels are needed
+    for supervised goals only: a generation task takes an unlabelled sample."""
     data = spec.get("data") or {}
+    if spec.get("task") == "generation":
+        return generation.check_fit(facts, input_shape=data.get("input_shape") or [])
     return check_fit(
         facts,
         goal=spec.get("goal") or "classify",
@@ -41,11 +42,27 @@ def fit_errors(*, facts: samples.SampleFacts, spec: dict[str, Any]) -> dict[str,
 
 
 def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
-    """The first shallow and the first deep candidate of the recommendation (net.shallow.first)."""
+    """The first shallow and the first deep candidate of the recommendation (net.shallow.first); for a
+    generation task, no shallow one and, as the deep one, the first that generates from noise."""
     candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    if rec.spec.get("task") == "generation":
+        return None, generation.generator_index(candidates)
     shallow = next((i for i, c in enumerate(candidates) if c.get("depth") == "shallow"), None)
     deep = next((i for i, c in enumerate(candidates) if c.get("depth") == "deep"), None)
     return shallow, deep
+
+
+def probeable(rec: Recommendation) -> list[int]:
+    """The candidates a probe can train on this recommendation's task (a supervised output, within the
+    server's parameter cap), in the recommendation's order: those a next step may propose."""
+    goal = rec.spec.get("goal") or "classify"
+    cap = conf.value("PROBE_MAX_PARAMETERS")
+    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    return [
+        i
+        for i, c in enumerate(candidates)
+        if trainable(c, goal) is None and int(c.get("parameters") or 0) <= cap
+    ]
 
 
 def probe_fit(*, facts: samples.SampleFacts | None, recommendation: Recommendation) -> dict[str, list[str]]:
@@ -56,14 +73,18 @@ def probe_fit(*, facts: samples.SampleFacts | None, recommendation: Recommendati
     errors = {} if facts is None else fit_errors(facts=facts, spec=recommendation.spec)
     shallow, deep = pick_candidates(recommendation)
     goal = recommendation.spec.get("goal") or "classify"
+    generating = recommendation.spec.get("task") == "generation"  # pick_candidates chose a generator
     usable = [
         i
         for i in (shallow, deep)
-        if i is not None and trainable(recommendation.result["candidates"][i], goal) is None
+        if i is not None and (generating or trainable(recommendation.result["candidates"][i], goal) is None)
     ]
     if not usable:
         errors.setdefault("recommendation", []).append(
-            "none of its candidates can be trained on labelled data (the probe needs a shallow or deep "
+            "none of its candidates generates examples from noise (the generation probe trains a GAN or a "
+            "VAE)"
+            if generating
+            else "none of its candidates can be trained on labelled data (the probe needs a shallow or deep "
             "network with a supervised output)"
         )
     cap = conf.value("PROBE_MAX_PARAMETERS")

@@ -46,6 +46,10 @@ class ProbeJob(DeviceJob):
     device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="probes")
     shallow_candidate = models.PositiveIntegerField(null=True, blank=True)
     deep_candidate = models.PositiveIntegerField(null=True, blank=True)
+    # the probe whose next step this one runs (POST probes/{id}/next/): a chain, read back through `previous`
+    previous = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="next_probes"
+    )
 
     # split, baseline, shallow, deep, curve: each saved as it comes
     results = models.JSONField(default=dict, blank=True)
@@ -64,3 +68,14 @@ class ProbeJob(DeviceJob):
             return None
         candidates: list[Candidate] = self.recommendation.result.get("candidates", [])
         return candidates[index] if index < len(candidates) else None
+
+    def chain(self, limit: int = 50) -> list[ProbeJob]:
+        """This probe's predecessors, oldest first, then this probe (at most `limit`: a chain of next steps
+        grows one probe per click)."""
+        found: list[ProbeJob] = [self]
+        while found[0].previous_id is not None and len(found) < limit:
+            before = found[0].previous
+            if before is None:
+                break
+            found.insert(0, before)
+        return found

@@ -49,7 +49,7 @@ def probe_for(user: Any, pk: int) -> ProbeJob | None:
 
 def listed_probes(user: Any, *, recommendation: int | None = None) -> QuerySet[ProbeJob]:
     """The probes the API serves, only those of one recommendation where asked."""
-    jobs = visible_to(user, ProbeJob.objects.all())
+    jobs = visible_to(user, ProbeJob.objects.prefetch_related("next_probes"))
     return jobs if recommendation is None else jobs.filter(recommendation_id=recommendation)
 
 
@@ -83,15 +83,58 @@ def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:
                 entry["expected"] = verdict.get("expected")
                 entry["time_to_target"] = verdict.get("time_to_target")
             found[index] = entry
+    first = expected_first(found)
+    if first is not None:
+        found[first["index"]]["expected_first"] = True
     return found
+
+
+def time_to_target(entry: ProbeEstimate) -> tuple[float, str] | None:
+    """The seconds of training a probe's curves give its candidate to reach the target at full size, and how
+    ("measured": it reached the target on the sample; "predicted": its learning curve forecasts it); None
+    where the probe says it does not reach it, or cannot tell, or has no time per epoch to convert with."""
+    timed = entry.get("time_to_target") or {}
+    if timed.get("reached") and timed.get("seconds_to_target") is not None:
+        return float(timed["seconds_to_target"]), "measured"
+    forecast = timed.get("forecast") or {}
+    if forecast.get("reached") and forecast.get("seconds_to_target") is not None:
+        return float(forecast["seconds_to_target"]), "predicted"
+    return None
+
+
+def expected_first(estimates: dict[int, ProbeEstimate]) -> dict[str, Any] | None:
+    """Among the probed candidates whose probe expects them to reach the target, the one its curves bring
+    there soonest (issue 25 item 1): {"index", "seconds", "how", "probe", "compared"}, None where no probe
+    expects any to. The recommendation keeps its order (calibrations, probes and downloads address
+    candidates by index): the page marks this one instead of renumbering."""
+    timed = {i: t for i, e in estimates.items() if (t := time_to_target(e)) is not None}
+    if not timed:
+        return None
+    index = min(timed, key=lambda i: (timed[i][0], i))
+    seconds, how = timed[index]
+    return {
+        "index": index,
+        "seconds": seconds,
+        "how": how,
+        "probe": estimates[index]["probe"],
+        "compared": sorted(timed),
+    }
+
+
+def expected_first_of(rec: Recommendation) -> dict[str, Any] | None:
+    """expected_first of the recommendation's latest probe estimates, with the candidate's family."""
+    first = expected_first(latest_probe_estimates(rec))
+    if first is None:
+        return None
+    candidates = rec.result.get("candidates", [])
+    cand = candidates[first["index"]] if first["index"] < len(candidates) else {}
+    return {**first, "family": cand.get("family"), "depth": cand.get("depth")}
 
 
 def sample_offers(owner: Any, sample_rows: list[DataSample]) -> list[SampleOffers]:
     """Per sample, the owner's newest recommendations it can be probed with and, for the others, why not:
     from what was kept about each sample (no file is read), by the same check that refuses a probe."""
-    recommendations = list(
-        Recommendation.objects.filter(owner=owner).exclude(spec__task="generation")[:OFFERED_RECOMMENDATIONS]
-    )
+    recommendations = list(Recommendation.objects.filter(owner=owner)[:OFFERED_RECOMMENDATIONS])
     answer = []
     for sample in sample_rows:
         offers = SampleOffers(sample)

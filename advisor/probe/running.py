@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from advisor import jobs
+from advisor.probe.fit import probeable
 from advisor.probe.learning.child import run_in_child
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.models import ProbeJob
@@ -51,7 +52,12 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         if index is not None
     }
     spe = {role: seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
-    target = (rec.spec.get("target") or {}).get("accuracy")
+    task = rec.spec.get("task") or ""
+    # a generation task's target is its two-sample score (learning/generation.py), not an accuracy
+    target = (rec.spec.get("target") or {}).get("two_sample" if task == "generation" else "accuracy")
+    # the candidates the probes before this one in its chain tried (the child adds this probe's own)
+    chain = job.chain()[:-1]
+    tried = sorted({i for j in chain for i in (j.shallow_candidate, j.deep_candidate) if i is not None})
     return ProbePlan(
         sample_path=str(job.sample.file),
         goal=rec.spec.get("goal") or "classify",
@@ -63,6 +69,10 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         seed=int(job.options.get("seed", 0)),
         device="cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}",
         seconds_per_epoch={k: v for k, v in spe.items() if v},
+        task=task,
+        candidates=[{"index": i, "candidate": rec.result["candidates"][i]} for i in probeable(rec)],
+        tried=tried,
+        previous=job.previous_id,
     )
 
 

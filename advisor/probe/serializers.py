@@ -78,6 +78,12 @@ class ProbeRequestSerializer(serializers.Serializer[dict[str, Any]]):
 
 class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
     kind = "probe"
+    previous: serializers.PrimaryKeyRelatedField[ProbeJob] = serializers.PrimaryKeyRelatedField(
+        read_only=True, help_text="the probe whose next step this one runs (POST probes/{id}/next/), or null"
+    )
+    followed_by = serializers.SerializerMethodField(
+        help_text="the probes that run this one's next step, oldest first"
+    )
 
     class Meta:
         model = ProbeJob
@@ -88,6 +94,8 @@ class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
             "device",
             "shallow_candidate",
             "deep_candidate",
+            "previous",
+            "followed_by",
             *Forecasts.RUN,
             "verdict",
             "error",
@@ -95,3 +103,6 @@ class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
             *Forecasts.TIMES,
         ]
         read_only_fields = fields
+
+    def get_followed_by(self, obj: ProbeJob) -> list[int]:
+        return sorted(p.pk for p in obj.next_probes.all())

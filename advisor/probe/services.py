@@ -16,7 +16,7 @@ from advisor.jobs import Conflict as Conflict  # callers catch it as services.Co
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import Device, Recommendation
 from advisor.probe import conf
-from advisor.probe.fit import fit_errors, pick_candidates, probe_fit
+from advisor.probe.fit import fit_errors, pick_candidates, probe_fit, probeable
 from advisor.probe.learning import samples
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.uploads import parse_upload, too_big
@@ -121,7 +121,11 @@ def submit_probe(
     sample: DataSample,
     device: Device,
     time_limit_seconds: int | None = None,
+    roles: tuple[int | None, int | None] | None = None,
+    previous: ProbeJob | None = None,
 ) -> ProbeJob:
+    """Queue a probe of the recommendation's first shallow and first deep candidate (net.shallow.first), or
+    of `roles` (shallow index, deep index) for the next step of `previous`. Raises ProbeRefused."""
     limit = time_limit_seconds or conf.value("PROBE_DEFAULT_SECONDS")
     errors: dict[str, list[str]] = {}
     if not device.online:
@@ -146,11 +150,53 @@ def submit_probe(
     if errors:
         count_refusal("probe", errors)
         raise ProbeRefused(errors)
-    job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
-    shallow, deep = pick_candidates(recommendation)
+    job = ProbeJob(
+        owner=owner, recommendation=recommendation, sample=sample, device=device, previous=previous
+    )
+    shallow, deep = roles or pick_candidates(recommendation)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
     job.work_plan = forecasts.plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
     return queue(PROBES, job)
+
+
+def submit_next(*, owner: User, job: ProbeJob) -> tuple[ProbeJob, bool]:
+    """Run the next step a finished probe's verdict proposes (`verdict.next.candidate`) as a new probe of the
+    same recommendation, sample, device and time limit, recording `job` as its `previous`. Once per probe: a
+    second call answers the next probe already queued, running or done (created False). Raises
+    ProbeRefused (400) with the probes' usual field messages."""
+    existing = (
+        job.next_probes.exclude(status__in=(ProbeJob.FAILED, ProbeJob.CANCELLED)).order_by("pk").first()
+    )
+    if existing is not None:
+        return existing, False
+    step = (job.verdict or {}).get("next") or {}
+    errors: dict[str, list[str]] = {}
+    if not job.finished:
+        errors["probe"] = [f"probe {job.pk} has not finished: its next step is known once it has"]
+    elif step.get("candidate") is None:
+        why = step.get("reason") or "it met its target or trained no network"
+        errors["probe"] = [f"probe {job.pk} proposes no candidate to probe next: {why}"]
+    if job.sample is None:
+        errors["sample"] = ["the probe's sample was deleted; upload it again and start a new probe"]
+    index: int | None = step.get("candidate")
+    if not errors and index not in probeable(job.recommendation):
+        errors["probe"] = [f"candidate {(index or 0) + 1} cannot be probed on this server"]
+    if errors:
+        count_refusal("probe", errors)
+        raise ProbeRefused(errors)
+    assert job.sample is not None and index is not None
+    depth = job.recommendation.result["candidates"][index].get("depth")
+    roles = (index, None) if depth == "shallow" else (None, index)
+    new = submit_probe(
+        owner=owner,
+        recommendation=job.recommendation,
+        sample=job.sample,
+        device=job.device,
+        time_limit_seconds=job.time_limit_seconds,
+        roles=roles,
+        previous=job,
+    )
+    return new, True
 
 
 def publish(job: ProbeJob) -> bool:

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from advisor.accounts import signed_in
 from advisor.ids import id_or
@@ -17,8 +18,10 @@ from advisor.models import Recommendation
 from advisor.probe import conf, queries, services
 from advisor.probe.fit import facts_of, pick_candidates, probe_fit
 from advisor.probe.forms import ProbeForm, SampleForm
+from advisor.probe.generation_views import generation_page, is_generation
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.verdict import interval_words
+from advisor.probe.models import ProbeJob
 from advisor.queries import online_devices, paginate, recommendation_for
 from advisor.web.auth import HtmxHttpRequest, login_required, visible
 from advisor.web.charts import probe_charts
@@ -123,10 +126,19 @@ def add_sample(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = visible(queries.probe_for(request.user, pk), "probe")
+    if is_generation(job):  # a generator's probe: its two-sample score, on a page of its own
+        return generation_page(request, job)
     target = (job.recommendation.spec.get("target") or {}).get("accuracy")
     curve = job.results.get("curve") or {}
+    followed_by = list(job.next_probes.order_by("pk"))
+    chain = [*job.chain(), *followed_by]
     context = {
         "job": job,
+        "chain": [_link(p, current=p.pk == job.pk) for p in chain] if len(chain) > 1 else [],
+        # the next step already started (one that failed or was cancelled can be started again)
+        "next_probe": next(
+            (p for p in followed_by if p.status not in (ProbeJob.FAILED, ProbeJob.CANCELLED)), None
+        ),
         "expected_words": interval_words(curve) if curve.get("estimate") is not None else "",
         "results": job.results,
         "verdict": job.verdict,
@@ -135,6 +147,37 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "eta": eta("probe", job),
     }
     return job_page(request, "probe/probe.html", context, finished=job.finished)
+
+
+def _link(job: ProbeJob, *, current: bool) -> dict[str, Any]:
+    """One probe of a chain as the probe page lists it: its candidates (numbered from 1) and its score."""
+    names = [f"candidate {i + 1}" for i in (job.shallow_candidate, job.deep_candidate) if i is not None]
+    verdict = job.verdict or {}
+    chosen = verdict.get("chosen")
+    score = verdict.get(f"{chosen}_score") if chosen else None
+    return {
+        "pk": job.pk,
+        "current": current,
+        "label": " then ".join(names) or "no candidate",
+        "score": score,
+        "met": verdict.get("met"),
+        "status": job.status,
+    }
+
+
+@require_POST
+@login_required
+def next_probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The button under a verdict that missed its target: its proposed candidate as the next probe (once: a
+    second click opens the same one). Refused: back to the probe's page with the reasons."""
+    job = visible(queries.probe_for(request.user, pk), "probe")
+    try:
+        job, _ = services.submit_next(owner=signed_in(request.user), job=job)
+    except services.ProbeRefused as exc:
+        for field, texts in exc.errors.items():
+            messages.error(request, f"{field}: {' '.join(texts)}")
+    url = reverse("probe", args=[job.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @require_POST

@@ -365,3 +365,24 @@ def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any
             target=target,
         )
     return charts
+
+
+def generation_chart(results: dict[str, Any], target: float | None) -> dict[str, Any] | None:
+    """A generation probe's generator: its validation two-sample score at each evaluation, against the
+    target (None before the first evaluation)."""
+    run = results.get("generator") or {}
+    family = str(run.get("family") or "").upper()
+    return line_chart(
+        title=f"Validation two-sample score while training{f' ({family})' if family else ''}",
+        xlabel="epoch",
+        ylabel="two-sample score",
+        series=[
+            Series(
+                name=f"{family or 'generator'}",
+                points=[(r["epoch"], r["val"]) for r in run.get("curve") or []],
+            )
+        ],
+        y_from_zero=True,
+        y_ceiling=1.0,
+        target=target,
+    )

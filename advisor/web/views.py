@@ -62,8 +62,10 @@ def _recommendation_context(
         "devices": devices,
         "form": form,
         "jobs": queries.calibrations_of(rec, request.user),
-        # a generation task has no accuracy to probe (probe.fit refuses it): no section that offers one
-        "probe_template": None if rec.spec.get("task") == "generation" else _optional_template(PROBE_SECTION),
+        # a generation task's probe scores its generator by the two-sample test: a section of its own
+        "probe_template": _optional_template(
+            GENERATION_PROBE_SECTION if rec.spec.get("task") == "generation" else PROBE_SECTION
+        ),
         "flow_figure": flow_figure(rec.result["spec"], view["plan"], view["flow"]),
     }
 
@@ -71,6 +73,7 @@ def _recommendation_context(
 # The accuracy probe's section of the recommendation page: its owner adds this template (templates/probe/)
 # and it is drawn inside {% block probe %} with this page's context (rec, view, chosen, devices, jobs).
 PROBE_SECTION = "probe/_recommendation.html"
+GENERATION_PROBE_SECTION = "probe/_generation_recommendation.html"
 
 
 def _optional_template(name: str) -> str | None:

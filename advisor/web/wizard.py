@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from advisor import engine, profiles, queries, services
+from advisor import advice, engine, queries, services
 from advisor.accounts import signed_in
 from advisor.contract import TaskSpec
+from advisor.devices import preselected
 from advisor.engine.units import TIMES
 from advisor.models import Device
 from advisor.web.auth import HtmxHttpRequest, login_required
@@ -77,7 +78,7 @@ def wizard(request: HtmxHttpRequest) -> HttpResponse:
         if not errors:
             try:
                 spec = form.to_spec()
-                timed_on = profiles.preselected(devices, spec)
+                timed_on = preselected(devices, spec)
                 rec = services.advise(owner=signed_in(request.user), spec=spec, device=timed_on)
             except engine.SpecError as exc:  # a rule beyond the spec's own checks refused it
                 errors = form.field_errors(exc.errors)
@@ -192,7 +193,7 @@ def _context(
         "examples": [(key, e["label"]) for key, e in EXAMPLES.items()],
         "devices": devices,
         "catalog_cpus": list(CATALOG_CPUS.values()),
-        "preview": _preview(spec, profiles.preselected(devices, spec)) if spec is not None else None,
+        "preview": _preview(spec, preselected(devices, spec)) if spec is not None else None,
         "preview_blocked": bool(errors),
         # Where the errors are: the preview names the steps, not only "above" (the shown step may be fine).
         "error_steps": _labels_with_errors(errors),
@@ -204,7 +205,7 @@ def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | No
     """The engine's first candidate for the spec so far, timed from the preselected device's profile; None
     while the spec is not yet valid."""
     try:
-        result = profiles.recommend(spec, device)
+        result = advice.recommend(spec, device)
     except engine.SpecError:
         return None
     first = result["candidates"][0]

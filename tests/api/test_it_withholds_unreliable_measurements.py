@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from advisor import profiles, running, services
+from advisor import profiles, running, services, timemodels
 from advisor.calibration import sweep_summary
 from advisor.engine.costmodel import step_cost
 from advisor.models import CalibrationJob, Device, Recommendation
@@ -132,6 +132,6 @@ def test_the_learned_correction_learns_from_reliable_measurements_only(
                 seconds = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
                 rows += [(batch, threads, 1.5 * seconds, False), (batch, threads, 20 * seconds, True)]
         assert _swept(rec, device, rows).status == CalibrationJob.SUCCEEDED
-    model = profiles.refit_time_model(device=device)
+    model = timemodels.refit_time_model(device=device)
     assert model is not None and (model.rows, model.networks) == (24, 4)
     assert model.validation["used"] and model.median_error < 0.1

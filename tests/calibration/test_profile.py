@@ -95,6 +95,6 @@ def test_the_weights_cost_is_read_from_a_thin_and_a_thick_product(
 
 def test_a_profile_that_outlasts_its_timeout_is_an_error_the_worker_survives() -> None:
     """A busy device can make the profiling child outlast its timeout: that is the RuntimeError the worker
-    logs (profiles.profile_devices), not a TimeoutExpired that ends the worker."""
+    logs (profiling.profile_devices), not a TimeoutExpired that ends the worker."""
     with pytest.raises(RuntimeError, match="took longer than"):
         profile_in_child("cpu", threads=[1], timeout=0.01)

@@ -1,4 +1,6 @@
-"""The tests' own torch builder for engine layer lists (docs/CANDIDATE.md), with the engine's added kinds."""
+"""The tests' own torch builder for engine layer lists (docs/CANDIDATE.md), with the engine's added kinds: its
+own modules where a count could show the advisor's wrong (the RBM's parameters, the causal convolution, the
+branches), the download's pieces for the views and wrappers (nothing to get wrong but a parameter vector)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from advisor.export.pieces.layers import Gaussian, LastStep, Reshape, SequenceOutput
 
 
 class RBM(nn.Module):
@@ -19,31 +23,6 @@ class RBM(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(nn.functional.linear(x, self.weight, self.hidden_bias))
-
-
-class Reshape(nn.Module):
-    def __init__(self, shape: list[int]) -> None:
-        super().__init__()
-        self.shape = shape
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(x.shape[0], *self.shape)
-
-
-class LastStep(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x[:, -1]
-
-
-class Gaussian(nn.Module):
-    """The mean passes; one log-variance parameter per value."""
-
-    def __init__(self, features: int) -> None:
-        super().__init__()
-        self.log_variance = nn.Parameter(torch.zeros(features))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x
 
 
 class CausalConv1d(nn.Module):
@@ -60,18 +39,6 @@ class CausalConv1d(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         padded = nn.functional.pad(x.transpose(1, 2), (self.left, 0))
         out: torch.Tensor = self.conv(padded).transpose(1, 2)
-        return out
-
-
-class SequenceOnly(nn.Module):
-    """A recurrent layer whose output is the sequence only (docs/CANDIDATE.md)."""
-
-    def __init__(self, inner: nn.Module) -> None:
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.inner(x)[0]
         return out
 
 
@@ -117,7 +84,7 @@ def build(layers: list[dict[str, Any]]) -> nn.Sequential:
         if kind in EXTRA:
             modules.append(EXTRA[kind](**args))
         elif kind in ("LSTM", "RNN", "GRU"):
-            modules.append(SequenceOnly(getattr(nn, kind)(**args)))
+            modules.append(SequenceOutput(getattr(nn, kind)(**args)))
         else:
             modules.append(getattr(nn, kind)(**args))
     return nn.Sequential(*modules)

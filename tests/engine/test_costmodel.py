@@ -460,3 +460,36 @@ def test_a_loss_costs_passes_over_the_values_it_reads(loss: str, passes: float) 
     expected = passes * interpolate(rates["elementwise"], 32 * 40 * 5000, launch=False)
     assert charged.other - bare.other == pytest.approx(factor * expected)
     assert charged.compute == bare.compute
+
+
+def test_a_gru_is_read_off_its_own_curves_or_an_older_profiles_lstm_curves() -> None:
+    """Version 8 profiles time the GRU's cells as such; before, a GRU read the LSTM's curves by its FLOPs."""
+
+    def recurrent(kind: str) -> dict[str, Any]:
+        return {
+            "family": kind.lower(),
+            "published": None,
+            "networks": {
+                "model": [
+                    {"kind": kind, "args": {"input_size": 8, "hidden_size": 64, "batch_first": True}},
+                    {"kind": "LastStep", "args": {}},
+                    {"kind": "Linear", "args": {"in_features": 64, "out_features": 5}},
+                ]
+            },
+            "io": {"input_shape": [50, 8], "target": "class", "outputs": 5},
+            "training": {"optimizer": "sgd"},
+        }
+
+    older = copy.deepcopy(PROFILE)  # no GRU curves
+    slow = copy.deepcopy(PROFILE)
+    for rates in slow["threads"].values():
+        rates["gru"] = [[w, 2 * s] for w, s in rates["recurrent"]]
+        if "recurrent_long" in rates:
+            rates["gru_long"] = [[w, 2 * s] for w, s in rates["recurrent_long"]]
+
+    def seconds(candidate: dict[str, Any], profile: Any) -> float:
+        return step_cost(candidate, batch_size=32, threads=1, profile=profile).compute
+
+    gru, lstm = recurrent("GRU"), recurrent("LSTM")
+    assert seconds(gru, slow) > 1.5 * seconds(gru, older)  # its own, slower curve is read
+    assert seconds(lstm, slow) == seconds(lstm, older)  # the LSTM's is not touched

@@ -58,6 +58,12 @@ BAD = [
         "generation",
         "random, controlled, sequence",
     ),
+    (_with("generation", "sequence", {**GOOD, "task": "generation"}), "generation", "has no steps"),
+    (
+        _with("generation", "sequence", {**GOOD, "task": "generation", "data": {**TABULAR["data"]}}),
+        "generation",
+        "[steps, features]",
+    ),
     (_with("goal", "cluster"), "goal", "classify, regress, compress"),
     (_with("data", ...), "data", "required"),
     (_with("data", [1, 2]), "data", "must be an object"),

@@ -13,7 +13,7 @@ import torch
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from advisor import engine, profiles, services, tasks, workers
+from advisor import advice, engine, profiles, profiling, services, tasks, timemodels, workers
 from advisor.calibration.devices import cpu_model_name
 from advisor.engine.costmodel import step_cost, with_current_factor
 from advisor.engine.learned import FEATURES
@@ -40,7 +40,7 @@ def test_a_worker_profiles_a_device_without_a_current_profile_and_leaves_a_curre
     current = synthetic_profile()
     current.update(torch=torch.__version__, processor=cpu_model_name())
     fresh = _device("fresh", dict(current))
-    done = profiles.profile_devices([stale, fresh], threads=[1])
+    done = profiling.profile_devices([stale, fresh], threads=[1])
     assert [d.pk for d in done] == [stale.pk]
     stale.refresh_from_db()
     fresh.refresh_from_db()
@@ -148,8 +148,8 @@ def test_a_finished_calibration_refits_the_devices_time_model(
     assert tasks.refit_time_model(device.pk) == 1
     model = TimeModel.objects.get(device=device)
     assert (model.rows, model.networks) == (24, 4) and 0 <= model.expected_error < 0.2
-    profiled = profiles.recommend(tabular_spec, None)
-    predicted = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
+    profiled = advice.recommend(tabular_spec, None)
+    predicted = advice.recommend(tabular_spec, device)["candidates"][0]["estimate"]
     assert predicted["basis"] == "predicted" and predicted["expected_error"] == model.expected_error
     plain = engine.recommend(tabular_spec, profile=device.profile, device=device.pk)
     ratio = predicted["seconds_per_batch"] / plain["candidates"][0]["estimate"]["seconds_per_batch"]
@@ -176,8 +176,8 @@ def test_a_time_model_fitted_on_another_feature_set_is_not_used(tabular_spec: di
         median_error=0.05,
         fitted=pickle.dumps(old),
     )
-    assert profiles.correction_for(device) is None
-    estimate = profiles.recommend(tabular_spec, device)["candidates"][0]["estimate"]
+    assert timemodels.correction_for(device) is None
+    estimate = advice.recommend(tabular_spec, device)["candidates"][0]["estimate"]
     assert estimate["basis"] == "profiled"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from advisor import profiles
+from advisor import profiling
 from advisor.models import Device
 from tests.conftest import WorkerProcess
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp_path: Path) -> None:
     worker = WorkerProcess(tmp_path, env={"WORKER_PROFILE_DEVICES": "1"})
     # ready only after profiling, never during a job: seconds quiet, minutes on a busy machine
-    worker.start(timeout=profiles.PROFILE_TIMEOUT + 60)
+    worker.start(timeout=profiling.PROFILE_TIMEOUT + 60)
     try:
         device = Device.objects.get(pk=worker.device_id)
         assert device.profile is not None and device.torch_version == torch.__version__
@@ -33,7 +33,7 @@ def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp
     again.start(timeout=120)
     try:
         assert Device.objects.get(pk=worker.device_id).profile["profiled_at"] == first  # current: kept
-        deadline = time.monotonic() + profiles.PROFILE_TIMEOUT + 60
+        deadline = time.monotonic() + profiling.PROFILE_TIMEOUT + 60
         while len(Device.objects.get(pk=worker.device_id).profile_history) < 2:
             assert time.monotonic() < deadline, "the idle device was not profiled again"
             time.sleep(1)

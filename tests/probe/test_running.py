@@ -75,3 +75,17 @@ def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> Non
     assert list(found) == [job.shallow_candidate]
     assert found[job.shallow_candidate]["score"] == 0.97
     assert found[job.shallow_candidate]["time_to_target"]["epochs_at_full_size"] == 3
+
+
+def test_it_plans_a_next_step_alone_with_what_its_chain_tried(user: Any, job: ProbeJob) -> None:
+    step = {"diagnosis": "under-fitting", "candidate": job.deep_candidate, "reason": "more parameters"}
+    verdict = {"met": False, "chosen": "shallow", "next": step}
+    ProbeJob.objects.filter(pk=job.pk).update(status=ProbeJob.SUCCEEDED, verdict=verdict)
+    job.refresh_from_db()
+    after, created = services.submit_next(owner=user, job=job)
+    assert created and after.previous_id == job.pk and after.chain() == [job, after]
+    plan = running.make_plan(after)
+    assert plan.previous == job.pk and plan.shallow is None
+    assert plan.deep is not None and plan.deep["index"] == job.deep_candidate
+    assert plan.tried == sorted({job.shallow_candidate, job.deep_candidate})  # type: ignore[type-var]
+    assert [c["index"] for c in plan.candidates] == list(range(len(job.recommendation.result["candidates"])))

@@ -119,6 +119,35 @@ def test_it_stores_the_recommendation_and_shows_it(
     assert "estimated" in html and "<svg" in html
 
 
+@pytest.mark.parametrize(
+    ("spec", "words", "not_words"),
+    [
+        (
+            {
+                "task": "generation",
+                "data": {"examples": 2000, "input_shape": [2]},
+                "target": {"two_sample": 0.8},
+            },
+            ["Check the generator on a sample", "two-sample target 0.8"],
+            ["Check the accuracy target", "accuracy target 0.98"],
+        ),
+        (
+            {"task": "tabular", "data": {"examples": 2000, "input_shape": [8], "outputs": 3}},
+            ["Check the accuracy target on a sample"],
+            ["Check the generator", "two-sample target"],
+        ),
+    ],
+)
+def test_it_names_the_target_the_task_has(
+    client_for: Client, user: Any, spec: dict[str, Any], words: list[str], not_words: list[str]
+) -> None:
+    from advisor import services
+
+    rec = services.advise(owner=user, spec={**spec, "hardware": {"cpu_cores": 2, "ram_gb": 8}})
+    html = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
+    assert all(w in html for w in words) and not any(w in html for w in not_words)
+
+
 def test_it_shows_every_candidate_on_request(client_for: Client, rec: Any) -> None:
     n = len(rec.result["candidates"])
     for i in range(n):

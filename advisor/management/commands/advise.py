@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from advisor import engine, export, profiles
+from advisor import advice, devices, engine, export
 from advisor.contract import Recommendation
 
 
@@ -48,11 +48,11 @@ class Command(BaseCommand):
         device = None
         if options["device"] is not None:
             try:
-                device = profiles.resolve(options["device"])
-            except profiles.UnknownDevice as exc:
+                device = devices.resolve(options["device"])
+            except devices.UnknownDevice as exc:
                 self._fail(exc.errors)
         try:
-            result = profiles.recommend(spec, device)
+            result = advice.recommend(spec, device)
         except engine.SpecError as exc:
             self._fail(exc.errors)
         self.stdout.write(json.dumps(result, indent=2))

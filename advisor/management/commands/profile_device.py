@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from advisor import profiles, workers
+from advisor import devices, profiles, workers
 from advisor.models import Device
 
 
@@ -17,7 +17,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
-        parser.add_argument("--host", default=profiles.this_host())
+        parser.add_argument("--host", default=devices.this_host())
         parser.add_argument("--threads", default="", help="CPU thread counts, e.g. 1,2 (default 1..cores)")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -4,8 +4,6 @@ queue, one job at a time, beating a heartbeat and recovering jobs a dead worker 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 from typing import Any
 
@@ -14,8 +12,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
 from django.utils import timezone
 
-from advisor import profiles, workers
+from advisor import profiling, workers
 from advisor.celery import app
+from advisor.devices import this_host
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +24,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
-        parser.add_argument("--host", default=os.environ.get("ADVISOR_HOST") or socket.gethostname())
+        parser.add_argument("--host", default=this_host())
         parser.add_argument("--loglevel", default="INFO")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -49,7 +48,7 @@ class Command(BaseCommand):
         beat = threading.Thread(target=_beat, args=(ids, queues), name="device-heartbeat", daemon=True)
         beat.start()
         if settings.WORKER_PROFILE_DEVICES:  # before taking jobs: never while one runs
-            profiles.profile_devices(devices)
+            profiling.profile_devices(devices)
             close_old_connections()
         self.stdout.write(f"worker {worker_name}: device {ids[0]} ({devices[0].name}) on queue {queues[0]}")
         app.worker_main(

@@ -30,14 +30,19 @@ def child_main(plan: dict[str, Any], threads: int, parent_pid: int, events: Any)
         import torch
 
         torch.set_num_threads(max(1, threads))
+        from advisor.probe.learning import generation
         from advisor.probe.learning.probe import prepare, shallow_first
 
         probe = ProbePlan(**plan)
         prepare(probe)
+        generating = probe.task == "generation"  # a generator, scored by the two-sample test
+        if generating:
+            generation.prepare()
         # The time limit counts from here: starting the process and importing torch is not the probe's time.
         events.put({"type": "ready"})
         probe.deadline = time.time() + max(0.5, probe.budget_s - SOFT_MARGIN_S)
-        result = shallow_first(probe, events.put)
+        run = generation.probe_generation if generating else shallow_first
+        result = run(probe, events.put)
         events.put({"type": "done", "result": result})
     except Exception as exc:
         events.put(

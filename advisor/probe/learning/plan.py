@@ -29,3 +29,12 @@ class ProbePlan:
     seconds_per_epoch: dict[str, dict[str, Any]] = field(
         default_factory=dict
     )  # per role: {"seconds", "basis"}
+    task: str = ""  # the spec's task: "generation" takes the generation probe (learning/generation.py)
+    repeats: int | None = (
+        None  # splits to score on; None: as many as the sample's size asks (data.repeats_for)
+    )
+    # for the next step (nextstep.py): the recommendation's candidates a probe could train, as
+    # {"index", "candidate"}, and the indices the probes before this one in its chain tried
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    tried: list[int] = field(default_factory=list)
+    previous: int | None = None  # the probe whose next step this one is

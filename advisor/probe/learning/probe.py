@@ -1,22 +1,24 @@
 """`shallow_first(plan, emit, should_stop)`: the shallow-first workflow on a data sample (W §III-A).
 
-Baseline, then the shallow candidate, then (only if it misses the target) the deep one, then the learning
-curve of the network chosen, then the verdict. Every stage is emitted as soon as it has something to show,
-so a probe that is stopped keeps what it measured.
+Baseline, then the shallow candidate, then (only if it misses the target) the deep one, each repeated on
+other seeds' splits where the sample is small (data.repeats_for), then the learning curve of the network
+chosen, then the verdict, with the next step where the target was missed (nextstep.py). Every stage is
+emitted as soon as it has something to show, so a probe that is stopped keeps what it measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from advisor.contract import EpochScore, TrainingRun, Verdict
+from advisor.contract import TrainingRun, Verdict
 from advisor.probe.learning import curve, data, reach, samples, train
+from advisor.probe.learning.nextstep import next_step
 from advisor.probe.learning.plan import ProbePlan
-from advisor.probe.learning.verdict import choose, verdict
+from advisor.probe.learning.verdict import choose, reported, verdict
 
 Emit = Callable[[dict[str, Any]], None]
 EMIT_EVERY_S = 0.5
@@ -24,7 +26,7 @@ MAX_ROWS = 200  # per-epoch rows kept per run (evenly thinned; the best and the 
 HOLD_OUT = data.VALIDATION_SHARE  # at full size, this share is held out for validation
 
 
-def thin(rows: list[EpochScore], best: int | None, limit: int = MAX_ROWS) -> list[EpochScore]:
+def thin(rows: list[dict[str, Any]], best: int | None, limit: int = MAX_ROWS) -> list[dict[str, Any]]:
     if len(rows) <= limit:
         return rows
     step = len(rows) / (limit - 2)
@@ -33,7 +35,7 @@ def thin(rows: list[EpochScore], best: int | None, limit: int = MAX_ROWS) -> lis
     return [rows[i] for i in sorted(keep)]
 
 
-def _public(run: TrainingRun) -> TrainingRun:
+def _public(run: Mapping[str, Any]) -> dict[str, Any]:
     return {**run, "epochs": thin(run["epochs"], run.get("best_epoch"))}
 
 
@@ -123,33 +125,52 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     split = data.split(sample, goal=plan.goal, seed=plan.seed, scale=not ids)
     sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
     described = sample.describe() | {"classes": sample.classes[:50]}
-    clock.stage("split", {**sizes, "sample": described, "indices": split.indices, "seed": plan.seed})
+    count = plan.repeats or data.repeats_for(len(split.x_test))
+    seeds = [plan.seed + i for i in range(max(1, count))]
+    clock.stage(
+        "split", {**sizes, "sample": described, "indices": split.indices, "seed": plan.seed, "seeds": seeds}
+    )
     shallow_cand = plan.shallow["candidate"] if plan.shallow else None
     code = (shallow_cand or {}).get("hidden_sizes") or [None]
     clock.progress("fitting the baseline")
-    base = data.baseline(split, code_size=code[0])
+    fitting = time.monotonic()
+    base = data.baseline(split, code_size=code[0], seed=plan.seed)
     clock.stage("baseline", base)
+    splits = _Splits(sample, plan, split, base, seeds, scale=not ids, code_size=code[0])
+    splits.base_seconds = time.monotonic() - fitting
     full_train = max(1, round(plan.full_examples * (1 - HOLD_OUT)))
     # the verdict's and the curve's steps read runs as plain dicts (advisor/probe/learning/verdict.py)
     runs: dict[str, dict[str, Any] | None] = {"shallow": None, "deep": None}
     deep_note: str | None = None
     shallow_note: str | None = None
     candidates = {"shallow": shallow_cand, "deep": plan.deep["candidate"] if plan.deep else None}
+    attempted: list[int] = []  # the candidates this probe tried (trained, or found it could not)
     for role in ("shallow", "deep"):
         cand = candidates[role]
         if role == "deep":
             if runs["shallow"] is not None and (
-                plan.target is None or (runs["shallow"]["score"] or 0) >= plan.target
+                plan.target is None or (reported(runs["shallow"]) or 0) >= plan.target
             ):
                 deep_note = "deep not needed" if plan.target is not None else "no target"
                 break
             if cand is None:
-                deep_note = "the recommendation lists no deep candidate to try"
+                deep_note = (
+                    f"this probe tries only the next step of probe #{plan.previous}"
+                    if plan.previous is not None
+                    else "the recommendation lists no deep candidate to try"
+                )
                 break
         if cand is None:
-            shallow_note = "the recommendation lists no shallow candidate"
+            shallow_note = (
+                f"this probe tries only the next step of probe #{plan.previous}"
+                if plan.previous is not None
+                else "the recommendation lists no shallow candidate"
+            )
             continue
         why = data.trainable(cand, plan.goal)
+        entry = plan.shallow if role == "shallow" else plan.deep
+        if entry is not None:
+            attempted.append(int(entry["index"]))
         if why:
             if role == "deep":
                 deep_note = f"the deep candidate cannot be probed: {why}"
@@ -171,6 +192,8 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
             else:
                 shallow_note = f"the shallow candidate {why}"
             clock.stage(role, {"skipped": why, "family": cand.get("family")})
+            continue
+        _repeat(clock, role, cand, runs[role], splits, share, plan)  # type: ignore[arg-type]
     chosen = choose(runs["shallow"], runs["deep"], plan.target)
     fitted = None
     if chosen is not None:
@@ -204,8 +227,99 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
             "plateau: if they are undertrained the curve rises too steeply and the estimate at full size is "
             "optimistic. A longer time limit gives a firmer estimate."
         )
+    if plan.target is not None and not result["met"]:
+        result["next"] = next_step(
+            target=plan.target,
+            runs={r: (runs[r], (plan.shallow if r == "shallow" else plan.deep)) for r in ("shallow", "deep")},
+            chosen=chosen,
+            fitted=fitted,
+            candidates=plan.candidates,
+            tried=sorted({*plan.tried, *attempted}),
+        )
     clock.stage("verdict", result)
     return result
+
+
+class _Splits:
+    """The probe's splits by seed, each standardised on its own training part, with its paired baseline: the
+    first is the probe's own; the others are drawn when a repeat first needs them."""
+
+    def __init__(
+        self,
+        sample: samples.Sample,
+        plan: ProbePlan,
+        first: data.Split,
+        base: dict[str, Any],
+        seeds: list[int],
+        *,
+        scale: bool,
+        code_size: int | None,
+    ) -> None:
+        self.sample, self.plan, self.scale, self.code_size = sample, plan, scale, code_size
+        self.seeds = seeds
+        self.splits = {plan.seed: first}
+        self.baselines = {plan.seed: base}
+        self.base_seconds = 0.0  # what the first split's baseline took: another split's costs as much
+
+    def __call__(self, seed: int) -> data.Split:
+        if seed not in self.splits:
+            split = data.split(self.sample, goal=self.plan.goal, seed=seed, scale=self.scale)
+            self.splits[seed] = split
+            self.baselines[seed] = data.baseline(split, code_size=self.code_size, seed=seed)
+        return self.splits[seed]
+
+
+def _repeat(
+    clock: _Clock,
+    role: str,
+    cand: dict[str, Any],
+    run: dict[str, Any],
+    splits: _Splits,
+    share: float,
+    plan: ProbePlan,
+) -> None:
+    """The run again on the other seeds' splits (each stratified, standardised on its own training part), then
+    its median and spread beside the first split's run, and the baseline's on the same splits (paired).
+
+    The first split's run kept the role's whole share of the time (it is the probe's own: its epochs, its
+    curve, its code download). A repeat trains the way it did: at most twice the updates it needed to reach
+    its best epoch, and at most 1.5 times its seconds, within the same share of what is left."""
+    seeds = splits.seeds[1:]
+    updates = 2 * max(1, int(run["best_epoch"] or 1)) * int(run["steps_per_epoch"])
+    seconds = 1.5 * max(float(run.get("seconds") or 0.0), 0.5)
+    scores: list[float | None] = [run["score"]]
+    train_scores: list[float | None] = [run["train_score"]]
+    for i, seed in enumerate(seeds):
+        # a new split's baseline cannot be interrupted: draw one only with time for it and some training
+        if clock.stop() or (seed not in splits.splits and clock.left() < 2 * splits.base_seconds + 1.0):
+            break
+        clock.progress(f"repeating the {role} network: split {i + 2} of {len(seeds) + 1}")
+        try:
+            part = splits(seed)  # drawn, with its baseline, before the time for training is counted
+            again = train.train(
+                cand,
+                part,
+                budget_s=max(0.1, min(seconds, clock.left() * share / (len(seeds) - i))),
+                full_examples=plan.full_examples,
+                max_updates=updates,
+                seed=seed,
+                should_stop=clock.stop,
+                device=plan.device,
+            )
+        except Exception:  # the first split trained it: a repeat that fails leaves the splits measured so far
+            break
+        scores.append(again["score"])
+        train_scores.append(again["train_score"])
+    if len(scores) < 2:
+        return
+    measured = [plan.seed, *seeds][: len(scores)]
+    run["spread"] = data.spread(scores, measured)
+    run["train_spread"] = data.spread(train_scores, measured)
+    clock.stage(role, _public(run))
+    base = splits.baselines[plan.seed]
+    drawn = [s for s in splits.seeds if s in splits.baselines]  # every split any network was scored on
+    base["spread"] = data.spread([splits.baselines[s]["score"] for s in drawn], drawn)
+    clock.stage("baseline", base)
 
 
 def _curve(
@@ -278,14 +392,15 @@ def _time_to_target(
     fitted: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
-    the learning curve extrapolates to. A run whose reported score misses the target has not reached it,
-    even if one epoch's held-out score touched it (the verdict and this line must agree). Then, given the
-    learning curve's `points`, `forecast` says whether and when the full size would (`reach.predict`), or
-    why that cannot be told; `caveat` says when the test split is too small to time the target at all."""
+    the learning curve extrapolates to. A run whose reported score (the median of its splits where
+    repeated) misses the target has not reached it, even if one epoch's held-out score touched it (the
+    verdict and this line must agree). Then, given the learning curve's `points`, `forecast` says whether
+    and when the full size would (`reach.predict`), or why that cannot be told; `caveat` says when the test
+    split is too small to time the target at all."""
     reached = curve.epochs_to_target(run, plan.target)
     if reached is None:
         return None
-    if run.get("score") is None or run["score"] < (plan.target or 0):
+    if reported(run) is None or (reported(run) or 0) < (plan.target or 0):
         reached = {"reached": False, "epoch": None, "updates": None}
     answer: dict[str, Any] = {"role": role, **reached, "full_size_examples": full_train}
     if reached["reached"]:

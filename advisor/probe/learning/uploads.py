@@ -1,5 +1,6 @@
-"""Parsing an uploaded file into a Sample: CSV (a header row, feature columns and a label column), NPZ (arrays
-`x` and `y`), NPY (one array: x, no labels) or a ZIP of PNG/JPEG images in one folder per class.
+"""Parsing an uploaded file into a Sample: CSV (a header row, feature columns and a label column, or none),
+NPZ (arrays `x` and `y`, or `x` alone), NPY (one array: x, no labels) or a ZIP of PNG/JPEG images in one
+folder per class (or with no folders, or all in one: unlabelled images, for a generation task).
 
 Everything is read and checked in memory; nothing is written here, so a refused upload leaves nothing behind.
 """
@@ -238,6 +239,7 @@ def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
         if not members:
             raise refuse("the archive holds no files")
         roots = {parts[0] for parts, _ in members}
+        flat = all(len(p) == 1 for p, _ in members)  # images in no folder: unlabelled
         strip = 1 if len(roots) == 1 and all(len(p) == 3 for p, _ in members) else 0
         if len(members) > limits.max_examples:
             raise refuse(
@@ -245,7 +247,7 @@ def parse_zip(data: bytes, *, label_column: str, limits: Limits) -> Sample:
             )
         images, labels = [], []
         for parts, info in members:
-            rel = parts[strip:]
+            rel = ["", *parts] if flat else parts[strip:]
             if len(rel) != 2:
                 raise refuse(f"{info.filename!r}: images must lie in one folder per class, e.g. cat/001.png")
             if not rel[1].lower().endswith(IMAGE_SUFFIXES):
@@ -278,4 +280,6 @@ def _stack_images(images: list[tuple[str, Image.Image]], labels: list[str]) -> S
     arrays = [np.asarray(p.convert("RGB") if colour else p, dtype=np.float32) / 255.0 for p in pictures]
     x = np.stack(arrays)  # [n, H, W] grey or [n, H, W, 3] colour
     x = x[:, None, :, :] if x.ndim == 3 else x.transpose(0, 3, 1, 2)  # [n, C, H, W]
-    return from_labels(x, np.array(labels))
+    # one folder (or none) names no classes: the images are an unlabelled sample, which a generation task
+    # takes and a classification task refuses when it checks the sample (data.check_fit)
+    return from_labels(x, np.array(labels) if len(set(labels)) > 1 else None)

@@ -22,6 +22,14 @@ def reason(rule: str, text: str) -> dict[str, str]:
     return {"rule": rule, "text": text, "source": source}
 
 
+def train_score(run: dict[str, Any] | None) -> float | None:
+    """The training split's score at the best epoch: the median over the splits where repeated."""
+    if not run:
+        return None
+    spread = run.get("train_spread")
+    return float(spread["median"]) if spread else run.get("train_score")
+
+
 def _name(run: dict[str, Any]) -> str:
     return str(run.get("family") or "network").upper()
 
@@ -42,21 +50,39 @@ def target_text(target: float) -> str:
     return text if float(text) == target else f"{target:g}"
 
 
+def reported(run: dict[str, Any] | None) -> float | None:
+    """The score a run (or the baseline) reports: the median of its splits where the probe repeated its split
+    (`spread`), else its one split's held-out score."""
+    if not run:
+        return None
+    spread = run.get("spread")
+    return float(spread["median"]) if spread else run.get("score")
+
+
+def spread_text(run: dict[str, Any] | None) -> str:
+    """ " (median of 3 splits, 0.961-0.975)" where the run was repeated, else nothing."""
+    spread = (run or {}).get("spread")
+    if not spread:
+        return ""
+    return f" (median of {spread['splits']} splits, {spread['low']:.3f}{DASH}{spread['high']:.3f})"
+
+
 def _meets(run: dict[str, Any] | None, target: float | None) -> bool:
-    return bool(run and target is not None and run.get("score") is not None and run["score"] >= target)
+    score = reported(run)
+    return bool(target is not None and score is not None and score >= target)
 
 
 def choose(shallow: dict[str, Any] | None, deep: dict[str, Any] | None, target: float | None) -> str | None:
     """Which run the curve and the estimate follow: the shallow one if it suffices, else the deep one if it
     does, else the better of the two."""
-    runs = {k: r for k, r in (("shallow", shallow), ("deep", deep)) if r and r.get("score") is not None}
+    runs = {k: r for k, r in (("shallow", shallow), ("deep", deep)) if reported(r) is not None}
     if not runs:
         return None
     if _meets(shallow, target):
         return "shallow"
     if _meets(deep, target):
         return "deep"
-    return max(runs, key=lambda k: float(runs[k]["score"]))
+    return max(runs, key=lambda k: float(reported(runs[k]) or 0))
 
 
 def interval_words(expected: dict[str, Any]) -> str:
@@ -104,54 +130,57 @@ def verdict(
     def f(value: float) -> str:
         return score_text(value, target)
 
-    sh = shallow.get("score") if shallow else None
-    dp = deep.get("score") if deep else None
+    sh, dp = reported(shallow), reported(deep)
     shallow_name = _name(shallow or {})
     deep_name = _name(deep or {})
-    exp_text = expected_text(expected)
     # Accuracy is what a target usually means; other goals' scores say what they are the first time.
     unit = "" if metric == "accuracy" else f" {METRIC_WORDS.get(metric, metric)}"
+    sh_unit, dp_unit = unit + spread_text(shallow), unit + spread_text(deep)
+    exp_text = expected_text(expected)
     deep_needed: bool | None = None
     if sh is None and dp is not None:
         met = "" if target is None else f" (target {t})" if dp >= target else f", below the target {t},"
         text = (
             f"no shallow network was tried ({shallow_note or 'none trained'}); "
-            f"{deep_name} scores {f(dp)}{unit}{met} on the sample{exp_text}"
+            f"{deep_name} scores {f(dp)}{dp_unit}{met} on the sample{exp_text}"
         )
     elif sh is None:
         text = f"no network could be trained on the sample ({shallow_note or deep_note or 'no candidate'})"
     elif target is None:
-        text = f"shallow {shallow_name} reaches {f(sh)}{unit}; no accuracy target, deep not tried{exp_text}"
+        text = f"shallow {shallow_name} reaches {f(sh)}{sh_unit}; no accuracy target, deep not tried"
+        text += exp_text
     elif sh >= target:
-        text = f"shallow {shallow_name} reaches {f(sh)}{unit} (target {t}) — deep not needed{exp_text}"
+        text = f"shallow {shallow_name} reaches {f(sh)}{sh_unit} (target {t}) — deep not needed{exp_text}"
         deep_needed = False
     elif dp is None:
         deep_needed = True
         why = deep_note or "no deep network trained"
-        text = f"shallow {shallow_name} scores {f(sh)}{unit}, below the target {t}; {why}"
+        text = f"shallow {shallow_name} scores {f(sh)}{sh_unit}, below the target {t}; {why}"
     elif dp >= target:
         deep_needed = True
-        both = f"shallow scores {f(sh)}{unit}, below the target; {deep_name} reaches {f(dp)}"
+        both = f"shallow scores {f(sh)}{sh_unit}, below the target; {deep_name} reaches {f(dp)}{dp_unit}"
         text = f"{both} on the sample (target {t}){exp_text}"
     else:
         deep_needed = True
-        both = f"shallow {f(sh)}{unit}, {deep_name} {f(dp)}"
+        both = f"shallow {f(sh)}{sh_unit}, {deep_name} {f(dp)}{dp_unit}"
         text = f"neither reaches the target {t} on the sample: {both}{exp_text}"
         if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
     for label, run in (("shallow", shallow), ("deep", deep)):
-        if run and run.get("train_score") is not None and run.get("score") is not None:
-            gap = run["train_score"] - run["score"]
+        trained, held = train_score(run), reported(run)
+        if run and trained is not None and held is not None:
+            gap = trained - held
             if gap > OVERFIT_GAP:
                 notes.append(
-                    f"The {label} {_name(run)} scores {f(run['train_score'])} on its training split but "
-                    f"{f(run['score'])} held out: it overfits the sample."
+                    f"The {label} {_name(run)} scores {f(trained)} on its training split but "
+                    f"{f(held)} held out: it overfits the sample."
                 )
-    best = max((r["score"] for r in (shallow, deep) if r and r.get("score") is not None), default=None)
-    if baseline and best is not None and baseline.get("score") is not None and baseline["score"] >= best:
+    best = max((s for s in (sh, dp) if s is not None), default=None)
+    base = reported(baseline)
+    if baseline and best is not None and base is not None and base >= best:
         notes.append(
-            f"The classical baseline ({baseline['model']}) scores {f(baseline['score'])}, as well as any "
-            "network tried: the task may not need a neural network."
+            f"The classical baseline ({baseline['model']}) scores {f(base)}{spread_text(baseline)}, as well "
+            "as any network tried: the task may not need a neural network."
         )
     return {
         "text": text,
@@ -165,7 +194,14 @@ def verdict(
         else _meets({"shallow": shallow, "deep": deep}[chosen], target),
         "shallow_score": sh,
         "deep_score": dp,
-        "baseline_score": baseline.get("score") if baseline else None,
+        "baseline_score": base,
+        "baseline_model": baseline.get("model") if baseline else None,
+        # the median and range of each over the probe's repeated splits (paired: the same splits for all)
+        "spread": {
+            k: r["spread"]
+            for k, r in (("shallow", shallow), ("deep", deep), ("baseline", baseline))
+            if r and r.get("spread")
+        },
         "expected": expected,
         "notes": notes,
         "reasons": reasons,

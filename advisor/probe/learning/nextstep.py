@@ -1,0 +1,152 @@
+"""The next step after a probe that missed its target (issue 25 item 4): what the probe's own curves say went
+wrong, and which candidate of the same recommendation to probe next, with that reason.
+
+The diagnosis reads the network the verdict follows (the better one when both missed):
+- **under-fitting**: its score on its own training split (at the best epoch) is below the target: it cannot
+  fit even the examples it trains on, so more data will not help: more capacity or another family. Next: the
+  first untried candidate (in the recommendation's order) with more parameters; else, when its run was cut
+  by its share of the time limit, the same candidate trained alone (a probe of one candidate gives it the
+  whole limit).
+- **data**: its training score reaches the target but the held-out score does not, and the learning curve
+  still rises at the sample's size (doubling the training examples gains at least `RISING` on the fitted
+  curve), or the full data set is expected to reach the target: more data. Next: no other candidate (the
+  probe cannot make data); the verdict says so.
+- **over-fitting**: the same gap between training and held-out scores with a flat curve (or one too short
+  to tell): regularisation, a smaller network or more data. Next: the first untried candidate with fewer
+  parameters.
+
+Only candidates of the recommendation (by index) are proposed, never a modified network: calibrations,
+probes and code downloads address candidates by index, so a step names exactly what it trains. Where none
+fits, `candidate` is None and the text says what would help instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.probe.learning.verdict import reported, score_text, target_text, train_score
+
+RISING = 0.005  # half a point gained by doubling the training examples: the curve still rises
+
+UNDER, DATA, OVER = "under-fitting", "data", "over-fitting"
+ADVICE = {
+    UNDER: "more capacity or another family",
+    DATA: "more data",
+    OVER: "regularisation, a smaller network or more data",
+}
+
+
+def doubling_gain(fitted: dict[str, Any] | None, examples: int) -> float | None:
+    """What the fitted learning curve a - b n^-c gains from `examples` to twice as many (None: no fit)."""
+    params = (fitted or {}).get("params")
+    if not params or (fitted or {}).get("method") != "power_law" or examples <= 0:
+        return None
+    b, c = float(params["b"]), float(params["c"])
+    return float(b * examples ** (-c) * (1 - 2 ** (-c)))
+
+
+def diagnose(run: dict[str, Any], *, target: float, fitted: dict[str, Any] | None) -> tuple[str, str] | None:
+    """(diagnosis, why) for a run that missed `target`; None when it met it or has no score."""
+    held, trained = reported(run), train_score(run)
+    if held is None or held >= target:
+        return None
+    name = str(run.get("family") or "network").upper()
+    t = target_text(target)
+    if trained is None or trained < target:
+        seen = "" if trained is None else f" scores {score_text(trained, target)} on its own training split,"
+        return UNDER, (
+            f"The {name}{seen} below the target {t}: it under-fits, and more data will not lift it; "
+            f"{ADVICE[UNDER]} would."
+        )
+    gap = f"{score_text(trained, target)} on its training split but {score_text(held, target)} held out"
+    curve = fitted or {}
+    gain = doubling_gain(curve, int(run.get("train_examples") or 0))
+    expected = curve.get("estimate") if curve.get("method") == "power_law" else None
+    if (gain is not None and gain >= RISING) or (expected is not None and expected >= target):
+        rises = (
+            [] if gain is None else [f"doubling the examples gains about {gain:.3f} on its learning curve"]
+        )
+        if expected is not None:
+            rises.append(f"the curve expects {expected:.3f} at full size ({curve['examples']:,} examples)")
+        return DATA, f"The {name} scores {gap}, and {'; '.join(rises)}: {ADVICE[DATA]}."
+    flat = (
+        "its learning curve is too short to tell whether more data would close the gap"
+        if gain is None
+        else f"its learning curve is flat at the sample's size (doubling gains {gain:.3f})"
+    )
+    return OVER, f"The {name} scores {gap}, and {flat}: it over-fits; {ADVICE[OVER]} would help."
+
+
+def _title(entry: dict[str, Any]) -> str:
+    cand = entry["candidate"]
+    return (
+        f"candidate {entry['index'] + 1} ({cand.get('depth', '')} {str(cand.get('family', '')).upper()}, "
+        f"{int(cand.get('parameters') or 0):,} parameters)"
+    )
+
+
+def next_step(
+    *,
+    target: float,
+    runs: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]],
+    chosen: str | None,
+    fitted: dict[str, Any] | None,
+    candidates: list[dict[str, Any]],
+    tried: list[int],
+) -> dict[str, Any] | None:
+    """`runs`: role -> (its run or None, its plan entry {"index", "candidate"} or None); `candidates`: the
+    recommendation's candidates a probe could train, as {"index", "candidate"}; `tried`: the indices this
+    probe's chain has tried. None when nothing was trained or the target was met."""
+    if chosen is None:
+        return None
+    run, entry = runs[chosen]
+    if run is None or entry is None:
+        return None
+    found = diagnose(run, target=target, fitted=fitted)
+    if found is None:
+        return None
+    diagnosis, why = found
+    size = int(entry["candidate"].get("parameters") or 0)
+    untried = [c for c in candidates if c["index"] not in tried]
+    pick: dict[str, Any] | None = None
+    change: str | None = None
+    if diagnosis == UNDER:
+        pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) > size), None)
+        shared = sum(1 for r, e in runs.values() if e is not None) > 1
+        if pick is None and run.get("stopped") == "time" and shared:
+            pick, change = (
+                entry,
+                "trained alone, with the whole time limit (its run here stopped at its share)",
+            )
+    elif diagnosis == OVER:
+        pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) < size), None)
+    step: dict[str, Any] = {
+        "diagnosis": diagnosis,
+        "text": why,
+        "advice": ADVICE[diagnosis],
+        "from_candidate": entry["index"],
+        "candidate": None,
+        "change": change,
+    }
+    if pick is None:
+        step["reason"] = {
+            UNDER: "no untried candidate of this recommendation is larger: a recommendation for a harder "
+            "task (or another family) is the next step",
+            DATA: "a larger sample is the next step; no other candidate of this recommendation is needed",
+            OVER: "no untried candidate of this recommendation is smaller: regularisation (weight decay, "
+            "dropout) or more data is the next step",
+        }[diagnosis]
+        return step
+    cand = pick["candidate"]
+    step.update(
+        candidate=pick["index"],
+        family=cand.get("family"),
+        depth=cand.get("depth"),
+        parameters=int(cand.get("parameters") or 0),
+    )
+    if change:
+        step["reason"] = f"probe {_title(pick)} again, {change}"
+    else:
+        more = "more" if diagnosis == UNDER else "fewer"
+        step["reason"] = f"probe {_title(pick)} next: {more} parameters than the {size:,} of this one"
+    return step
