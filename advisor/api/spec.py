@@ -248,6 +248,10 @@ class ProbeEstimateSerializer(serializers.Serializer[contract.ProbeEstimate]):
     metric = serializers.CharField(allow_null=True)
     expected = serializers.DictField(required=False, allow_null=True)
     time_to_target = serializers.DictField(required=False, allow_null=True)
+    expected_first = serializers.BooleanField(
+        required=False,
+        help_text="true on the one probed candidate the probes' curves expect to reach the target first",
+    )
 
 
 class CandidateSerializer(serializers.Serializer[contract.Candidate]):
