@@ -27,6 +27,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "memory": ("bench.memory", "estimated training memory against the live-tensor peak and RSS growth"),
     "cuda": ("bench.cuda", "every CUDA path once: profile, events, allocator, OOM, refill, NCCL"),
     "advice": ("bench.advice", "advised first candidate vs a tuned search and scikit-learn, time to target"),
+    "probe": (
+        "bench.probe",
+        "digits through the product's probe: median of its splits, 10 paired splits vs baseline",
+    ),
+    "chain": ("bench.chain", "the probe's next-step chain against an Optuna TPE search of the same space"),
     "export": ("bench.export", "a probe's downloaded train.py against the probe's own score, same split"),
     "noisy": ("bench.noisy", "measure() quiet, under a competing load, quiet again: ±10% or unreliable"),
 }

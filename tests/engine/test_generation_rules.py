@@ -48,12 +48,12 @@ def test_a_higher_two_sample_target_widens_the_generator(
 @pytest.mark.parametrize(
     ("task", "first", "loss", "last_kinds"),
     [
-        (RING, "vae", "elbo_gaussian", ["Gaussian"]),
-        (SERIES, "vae", "elbo_gaussian", ["Gaussian", "Reshape"]),
+        (RING, "gan", "elbo_gaussian", ["Gaussian"]),
+        (SERIES, "gan", "elbo_gaussian", ["Gaussian", "Reshape"]),
         (IMAGES, "gan", "elbo", ["Sigmoid"]),  # an image VAE's decoder stays Bernoulli
     ],
 )
-def test_it_gives_vectors_and_series_a_gaussian_vae_first(
+def test_it_gives_vectors_and_series_a_gan_first_and_a_gaussian_vae_second(
     task: dict[str, Any], first: str, loss: str, last_kinds: list[str]
 ) -> None:
     rec = recommend(task)

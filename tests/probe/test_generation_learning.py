@@ -184,3 +184,41 @@ def test_it_reports_a_generator_it_cannot_train(tmp_path: Any) -> None:
     assert answer["score"] is None and answer["met"] is None and answer["chosen"] is None
     assert "cannot be probed" in answer["text"] and "shape [3]" in answer["text"]
     assert answer["baseline_score"] is not None  # the baseline still ran
+
+
+BASE = {
+    "model": "Gaussian mixture (8 components, full covariance)",
+    "score": 0.96,
+    "one_gaussian": 0.24,
+    "real": 1.0,
+}
+
+
+@pytest.mark.parametrize(
+    ("target", "score", "met", "words"),
+    [
+        (0.8, 0.85, True, "The VAE met the two-sample target of 0.80: its generated examples scored 0.85"),
+        (
+            0.8,
+            0.7996,
+            False,
+            "The VAE missed the two-sample target of 0.80: its generated examples scored 0.7996",
+        ),
+        (None, 0.5, None, "The VAE's generated examples scored 0.50 on the two-sample test."),
+        (0.8, 0.25, False, "no better than one Gaussian fitted to the sample (0.24)"),
+        (0.8, None, None, "No generator was scored"),
+    ],
+)
+def test_its_verdict_says_met_or_missed_beside_the_baseline(
+    target: float | None, score: float | None, met: bool | None, words: str
+) -> None:
+    run = (
+        None if score is None else {"score": score, "stopped": "epochs", "updates": 10, "planned_updates": 10}
+    )
+    answer = generation.generation_verdict(
+        family="vae", target=target, run=run, baseline=BASE, test_examples=800
+    )
+    assert answer["met"] is met and answer["score"] == score and answer["baseline_score"] == 0.96
+    assert words in answer["text"] + " ".join(answer["notes"])
+    assert (BASE["model"] in answer["text"]) is (score is not None)
+    assert ("posterior collapse" in " ".join(answer["notes"])) is (score == 0.25)

@@ -63,6 +63,8 @@ def test_it_accepts_an_unlabelled_sample_and_queues_a_generation_probe(
     job = answer.json()
     first = api.get(f"/api/v1/recommendations/{rec}/").json()["candidates"][0]["family"]
     assert job["shallow_candidate"] is None and job["deep_candidate"] == 0 and first in ("vae", "gan")
+    code = api.get(f"/api/v1/probes/{job['id']}/code/")  # the generator's code, role deep
+    assert code.status_code == 200 and code["Content-Type"] == "application/zip"
     assert api.post(f"/api/v1/probes/{job['id']}/cancel/").json()["status"] == "cancelled"
 
 
@@ -131,3 +133,14 @@ def test_it_probes_a_generator_on_a_worker_and_shows_its_score(
     assert page.get(f"/probes/{pk}/", HTTP_HX_REQUEST="true").status_code == 286  # htmx: stop polling
     section = page.get(f"/recommendations/{rec}/").content.decode()
     assert 'id="probe-generation"' in section and f"/probes/{pk}/" in section
+
+
+@pytest.mark.django_db
+def test_its_pages_offer_a_generation_probe(user: Any, api: APIClient) -> None:
+    rec = _recommend(api, RING_SPEC)
+    page = Client()
+    page.force_login(user)
+    section = page.get(f"/recommendations/{rec}/").content.decode()
+    assert 'id="probe-generation"' in section and "two-sample" in section
+    new = page.get(f"/recommendations/{rec}/probe/").content.decode()
+    assert 'id="generation-probe"' in new and "(target 0.8)" in new

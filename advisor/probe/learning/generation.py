@@ -60,6 +60,7 @@ SPLIT = (0.6, 0.2, 0.2)  # train, validation (picks the evaluation), held-out te
 MIXTURE_COMPONENTS = (1, 2, 4, 8, 12, 16)  # the baseline's choices, picked by validation log-likelihood
 FULL_COVARIANCE_VALUES = 64  # above this many values per example a mixture's components are diagonal
 BASELINE_SHARE = 0.15  # of the probe's time, at most, for the baseline before the generator trains
+ONE_GAUSSIAN_MARGIN = 0.02  # a generator within this of one fitted Gaussian's score has learned no shape
 _ROLES = {GAN.key: GENERATOR, VAE.key: DECODER}  # the network that draws examples from noise
 _STRUCTURAL = ("Reshape", "Flatten", "Gaussian", "Unflatten")  # layers that do not bound the output
 
@@ -508,6 +509,13 @@ def generation_verdict(
             )
         if run is not None and run.get("stopped") == "diverged":
             notes.append("Training diverged (the generator drew values that are not finite numbers).")
+        single = None if baseline is None else baseline.get("one_gaussian")
+        if single is not None and score <= single + ONE_GAUSSIAN_MARGIN:
+            why = " (a VAE whose decoder ignores its latent code draws such a blob: posterior collapse)"
+            notes.append(
+                f"It scores no better than one Gaussian fitted to the sample ({score_text(single)}): it has "
+                f"not learned the data's shape{why if family == 'vae' else ''}."
+            )
     if baseline is not None and baseline.get("real") is not None:
         notes.append(
             f"Real training examples score {score_text(baseline['real'])} against the held-out ones: the "
