@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from advisor import notify
@@ -95,7 +95,7 @@ def send(job: DeviceJob, task: str, **options: Any) -> bool:
     except Exception as exc:  # kombu raises transport-specific errors; all mean "not sent"
         log.warning("%s %s not sent, broker unreachable: %s", type(job).__name__, job.pk, exc)
         return False
-    type(job).objects.filter(pk=job.pk).update(  # type: ignore[attr-defined]
+    type(job)._default_manager.filter(pk=job.pk).update(
         sent_at=timezone.now(), options={**job.options, "task_id": result.id}
     )
     return True
@@ -112,7 +112,7 @@ def queue(kind: JobKind[J], job: J) -> J:
 
 def resend_unsent(kind: JobKind[J], *, queues: list[str]) -> int:
     """Send again the queued jobs of these queues that the broker never took."""
-    jobs = kind.model.objects.filter(  # type: ignore[attr-defined]
+    jobs = kind.model._default_manager.filter(
         status=DeviceJob.QUEUED, sent_at__isnull=True, device__queue__in=queues
     ).select_related("device")
     return sum(kind.publish(job) for job in jobs)
@@ -125,7 +125,7 @@ def cancel(kind: JobKind[J], job: J) -> J:
     """Queued: cancelled at once, and its task revoked (a message that still arrives finds nothing to
     claim). Running: the worker stops the child at its next check, keeping what was measured. Finished:
     JobFinished."""
-    rows = kind.model.objects.filter(pk=job.pk)  # type: ignore[attr-defined]
+    rows = kind.model._default_manager.filter(pk=job.pk)
     if rows.filter(status=DeviceJob.QUEUED).update(
         status=DeviceJob.CANCELLED, finished_at=timezone.now(), step="cancelled before it started"
     ):
@@ -157,7 +157,8 @@ class Watcher:
 
     def __init__(self, job: DeviceJob, on_other: Callable[[Event], None] | None = None) -> None:
         self.job = job
-        self.rows = type(job).objects.filter(pk=job.pk)  # type: ignore[attr-defined]
+        # every kind's job: rows of its own model, whose fields (a probe's `results`) its kind updates
+        self.rows: QuerySet[Any] = type(job)._default_manager.filter(pk=job.pk)
         self.on_other = on_other
         self.last_check = 0.0
         self.cancelled = False
@@ -206,7 +207,7 @@ def run_claimed(
     if not kind.model.claim(job_id):
         log.info("%s %s not claimed (already taken, finished or cancelled)", kind.noun, job_id)
         return "skipped"
-    job = kind.model.objects.select_related(*related).get(pk=job_id)  # type: ignore[attr-defined]
+    job = kind.model._default_manager.select_related(*related).get(pk=job_id)
     watching = watcher(job)
     try:
         outcome = execute(job, watching)
@@ -247,17 +248,18 @@ def reap_orphans(kind: JobKind[J], *, device_ids: list[str], stale_after: float)
     device runs one job at a time and that worker is the only one consuming its queue."""
     model = kind.model
     cutoff = timezone.now() - timedelta(seconds=stale_after)
-    jobs = model.objects.filter(  # type: ignore[attr-defined]
+    jobs = model._default_manager.filter(
         device_id__in=device_ids, status=DeviceJob.RUNNING, heartbeat_at__lt=cutoff
     ).select_related("device")
     reaped = []
     for job in jobs:
+        assert job.heartbeat_at is not None  # the filter: a heartbeat older than the cutoff
         reason = (
             f"the worker on {job.device_id} stopped while this {kind.orphan_noun or kind.noun} ran "
             f"(attempt {job.attempts}); "
             "no heartbeat since " + job.heartbeat_at.isoformat(timespec="seconds")
         )
-        running = model.objects.filter(pk=job.pk, status=DeviceJob.RUNNING)  # type: ignore[attr-defined]
+        running = model._default_manager.filter(pk=job.pk, status=DeviceJob.RUNNING)
         if job.attempts < kind.max_attempts() and not job.cancel_requested:
             claimed = running.update(
                 status=DeviceJob.QUEUED, sent_at=None, step=f"re-queued: {reason}", progress=0.0

@@ -15,8 +15,8 @@ from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, 
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from advisor import advice, engine
-from advisor.contract import Estimate
+from advisor import advice, contract, engine
+from advisor.contract import Candidate, Estimate
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation, online_since, visible_to
 from advisor.probe.models import ProbeJob
@@ -198,15 +198,16 @@ def host_cpu(of: Device) -> Device | None:
 # --- what a recommendation is served as ------------------------------------------------------------------
 
 
-def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> dict[str, Any]:
+def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) -> contract.Recommendation:
     """The contract's Recommendation, with each candidate's estimate replaced by its latest measured one
     (measured_too=False skips that look-up, for a recommendation just created: nothing measured it yet)."""
+    stored = cast(contract.Recommendation, rec.result)  # as engine.recommend made it
     # Recommendations stored before plausibility warnings existed have none.
-    payload: dict[str, Any] = {
+    payload: contract.Recommendation = {
         "id": rec.pk,
         "engine_version": rec.engine_version,
         "warnings": [],
-        **rec.result,
+        **stored,
     }
     if not measured_too:
         return _with_intervals(payload)
@@ -214,29 +215,29 @@ def recommendation_payload(rec: Recommendation, *, measured_too: bool = True) ->
     probed = latest_probe_estimates(rec)
     scaled = data_parallel_measurements(rec)
     if measured or probed or scaled:
-        candidates = []
+        candidates: list[Candidate] = []
         for i, cand in enumerate(payload["candidates"]):
             cand = {**cand, "estimate": measured[i]} if i in measured else cand
             if i in scaled:  # several devices timed with the scaling a data-parallel calibration measured
-                estimate = engine.with_measured_scaling(payload, i, dict(cand["estimate"]), scaled[i])
+                estimate = engine.with_measured_scaling(payload, i, cand["estimate"].copy(), scaled[i])
                 cand = {**cand, "estimate": estimate}
             if i in probed:
                 cand = {**cand, "accuracy_probe": probed[i]}
             candidates.append(cand)
         payload["candidates"] = candidates
     if 0 in measured:  # the plan and the first candidate's batch follow what its calibration measured
-        payload = engine.follow_measurement(payload, dict(measured[0]))
+        payload = engine.follow_measurement(payload, measured[0].copy())
     return _with_intervals(payload)
 
 
-def _with_intervals(payload: dict[str, Any]) -> dict[str, Any]:
+def _with_intervals(payload: contract.Recommendation) -> contract.Recommendation:
     """Every candidate's estimate with its 90% interval: estimates stored before intervals get their
     basis's."""
     device = str(payload["hardware_plan"].get("device", "cpu"))
     if all("interval" in c.get("estimate", {}) for c in payload["candidates"]):
         return payload
-    candidates = [
-        {**c, "estimate": engine.with_interval(dict(c["estimate"]), device)} if c.get("estimate") else c
+    candidates: list[Candidate] = [
+        {**c, "estimate": engine.with_interval(c["estimate"].copy(), device)} if c.get("estimate") else c
         for c in payload["candidates"]
     ]
     return {**payload, "candidates": candidates}
@@ -277,10 +278,12 @@ def seconds_per_epoch(
     if index is None:
         return None
     candidates = recommendation_payload(rec)["candidates"]
-    estimate = candidates[index].get("estimate") or {} if index < len(candidates) else {}
+    if index >= len(candidates):
+        return None
+    estimate = candidates[index]["estimate"]
     if estimate.get("basis") == "catalog" and device is not None and device.profile:
         estimate = advice.recommend(rec.spec, device)["candidates"][index]["estimate"]
-    if estimate.get("seconds_per_epoch") is None:
+    if estimate.get("seconds_per_epoch") is None:  # stored by an older engine
         return None
     return {"seconds": float(estimate["seconds_per_epoch"]), "basis": estimate.get("basis", "catalog")}
 

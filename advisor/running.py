@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -217,14 +217,8 @@ def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None
     nearest = min({m.batch_size for m in ok}, key=lambda b: (abs(math.log(b / planned)), b))
     best = min((m for m in ok if m.batch_size == nearest), key=lambda m: float(m.seconds_per_batch or 0))
     per_batch, source = epoch_step_seconds(best)
-    estimate = cast(
-        Estimate,
-        engine.measured_estimate(
-            job.recommendation.result,
-            job.candidate,
-            seconds_per_batch=per_batch,
-            batch_size=best.batch_size,
-        ),
+    estimate = engine.measured_estimate(
+        job.recommendation.result, job.candidate, seconds_per_batch=per_batch, batch_size=best.batch_size
     )
     estimate["measured_at"] = {
         "batch_size": best.batch_size,

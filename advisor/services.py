@@ -12,7 +12,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 
-from advisor import advice, engine, forecasts, queries
+from advisor import advice, contract, engine, forecasts, queries
+from advisor.contract import Candidate
 from advisor.engine.families import family_of
 from advisor.engine.units import duration, nbytes, plural
 from advisor.jobs import JobFinished as JobFinished  # callers catch it as services.JobFinished
@@ -210,7 +211,7 @@ def check_calibration_limits(
         raise CalibrationRefused(errors)
 
 
-def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int]) -> dict[str, list[str]]:
+def _data_parallel_errors(device: Device, cand: Candidate, worlds: list[int]) -> dict[str, list[str]]:
     """World sizes a data-parallel calibration can run: on a CPU its ranks share the device's physical cores
     (one at least each, gloo); on a GPU every rank has a GPU of its own (NCCL), rank 0 the job's device and
     the others the rest of the GPUs its worker sees (host_gpus)."""
@@ -226,7 +227,7 @@ def _data_parallel_errors(device: Device, cand: dict[str, Any], worlds: list[int
     return {}
 
 
-def parameters_refusal(cand: dict[str, Any]) -> str | None:
+def parameters_refusal(cand: Candidate) -> str | None:
     """Why this server will not build the candidate (CALIBRATION_MAX_PARAMETERS), or None."""
     if cand["parameters"] <= settings.CALIBRATION_MAX_PARAMETERS:
         return None
@@ -236,7 +237,7 @@ def parameters_refusal(cand: dict[str, Any]) -> str | None:
     )
 
 
-def ddp_refusal(cand: dict[str, Any]) -> str | None:
+def ddp_refusal(cand: Candidate) -> str | None:
     """Why the candidate cannot train data-parallel, or None."""
     if family_of(cand).step.hand_gradients:
         return f"{cand['family']} trains with CD-1, whose gradients DDP does not reduce"
@@ -248,7 +249,7 @@ CHILD_START_SECONDS = 3.0
 
 
 def sweep_seconds_floor(
-    result: dict[str, Any], candidate: int, *, batch_sizes: list[int], runs: int
+    result: contract.Recommendation, candidate: int, *, batch_sizes: list[int], runs: int
 ) -> float:
     """The least a sweep can take: each configuration times at least CALIBRATION_MIN_SECONDS and its warm-up
     steps, at the engine's analytic pace (an optimistic one, so only sweeps that cannot fit are refused)."""

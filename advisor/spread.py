@@ -13,10 +13,11 @@ fails its own job, and its peers' collectives fail at once when its connections 
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -97,7 +98,7 @@ def submit_spread_calibration(
             job.save()
             made.append(job)
         for job in made:
-            transaction.on_commit(lambda job=job: publish(job))  # type: ignore[misc]
+            transaction.on_commit(functools.partial(publish, job))
     return made
 
 
@@ -133,7 +134,17 @@ def spread_errors(
     return errors
 
 
-def participants(job: CalibrationJob) -> dict[str, Any] | None:
+class Participants(TypedDict):
+    """A spread job's place among its peers (the API's `spread`)."""
+
+    group: str
+    rank: int
+    world: int
+    devices: list[str]  # device ids in rank order
+    jobs: list[int]  # every participant's job id in rank order
+
+
+def participants(job: CalibrationJob) -> Participants | None:
     """A spread job's place in its calibration for the API: its rank, the world, the devices in rank order
     and the ids of every participant's job in rank order; None for a job of one device."""
     spread = job.options.get("spread")

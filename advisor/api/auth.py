@@ -13,7 +13,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connections, router
-from django.db.models import Model
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -63,8 +62,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
             for converter in convert:
                 row[i] = converter(row[i], col, connection)
         split = len(token_names)
-        user: Model = get_user_model().from_db(db, user_names, row[split:])
-        if not user.is_active:  # type: ignore[attr-defined]
+        user = get_user_model().from_db(db, user_names, row[split:])
+        if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         token = Token.from_db(db, token_names, row[:split])
         token.user = user  # the join already fetched it: no second query on `request.auth.user`

@@ -47,11 +47,19 @@ class _FieldErrorsSchema(OpenApiSerializerExtension):
     target_class = FieldErrors
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        messages = {"type": "array", "items": {"type": "string"}}
         return {
             "type": "object",
             "description": "the messages of each refused field by its dotted path, e.g. "
-            '{"data.input_shape": ["tabular needs [features]"]}',
-            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            '{"data.input_shape": ["tabular needs [features]"]}; a list\'s by item index, '
+            '{"batch_sizes": {"0": [...]}}; a body that is not JSON: {"detail": "JSON parse error ..."}',
+            "additionalProperties": {
+                "oneOf": [
+                    messages,
+                    {"type": "object", "additionalProperties": messages},
+                    {"type": "string"},
+                ]
+            },
         }
 
 

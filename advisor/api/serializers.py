@@ -15,7 +15,7 @@ from advisor.ids import MAX_ID
 from advisor.models import CalibrationJob, Device, MeasuredConfiguration, Recommendation
 from advisor.queueing import Forecaster, Left, Place
 from advisor.services import MAX_BATCH_SIZE
-from advisor.spread import participants
+from advisor.spread import Participants, participants
 
 # The database column is a 32-bit positive integer; larger values are refused here, the real cap
 # (CALIBRATION_MAX_SECONDS) by the service, which names it.
@@ -28,7 +28,7 @@ class RestartSerializer(serializers.Serializer[dict[str, Any]]):
     at = serializers.DateTimeField()
 
 
-class SpreadSerializer(serializers.Serializer[dict[str, Any]]):
+class SpreadSerializer(serializers.Serializer[Participants]):
     group = serializers.CharField()
     rank = serializers.IntegerField()
     world = serializers.IntegerField()
@@ -296,7 +296,7 @@ class CalibrationSerializer(Forecasts, serializers.ModelSerializer[CalibrationJo
         return job.estimate  # stored as made (running.py): the contract's Estimate
 
     @extend_schema_field(SpreadSerializer(allow_null=True))
-    def get_spread(self, job: CalibrationJob) -> dict[str, Any] | None:
+    def get_spread(self, job: CalibrationJob) -> Participants | None:
         return participants(job)
 
     class Meta:

@@ -50,7 +50,7 @@ def _section(name: str) -> type[serializers.Serializer[dict[str, Any]]]:
 _Data, _Hardware, _Target = _section("data"), _section("hardware"), _section("target")
 
 
-class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
+class TaskSpecSerializer(serializers.Serializer[contract.TaskSpec]):
     """What the user describes. The engine validates it; `validated_data` is the normalised spec."""
 
     task = _declared("task")
@@ -65,7 +65,7 @@ class TaskSpecSerializer(serializers.Serializer[dict[str, Any]]):
         first = {name: fields.pop(name) for name in ("task", "generation", "goal")}
         return {**first, "data": _Data(), **fields}
 
-    def run_validation(self, data: Any = empty) -> dict[str, Any]:
+    def run_validation(self, data: Any = empty) -> contract.TaskSpec:
         try:
             return engine.normalise(None if data is empty else data)
         except engine.SpecError as exc:
@@ -83,7 +83,7 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
         "has one, else from the catalog",
     )
 
-    def run_validation(self, data: Any = empty) -> dict[str, Any]:
+    def run_validation(self, data: Any = empty) -> contract.TaskSpec:
         if isinstance(data, dict) and "device" in data:
             data = {k: v for k, v in data.items() if k != "device"}
         return super().run_validation(data)
@@ -248,6 +248,10 @@ class ProbeEstimateSerializer(serializers.Serializer[contract.ProbeEstimate]):
     metric = serializers.CharField(allow_null=True)
     expected = serializers.DictField(required=False, allow_null=True)
     time_to_target = serializers.DictField(required=False, allow_null=True)
+    expected_first = serializers.BooleanField(
+        required=False,
+        help_text="true on the one probed candidate the probes' curves expect to reach the target first",
+    )
 
 
 class CandidateSerializer(serializers.Serializer[contract.Candidate]):

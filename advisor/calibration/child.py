@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
+from advisor.contract import Measurement
 from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
 from advisor.engine.units import threads_text
 
@@ -104,14 +105,14 @@ class _Sweep:
         minimum = float(p["min_seconds"])
         return max(minimum, min(share, MAX_SECONDS_FACTOR * minimum))
 
-    def run(self, batch: int, threads: int) -> dict[str, Any]:
+    def run(self, batch: int, threads: int) -> Measurement:
         step = f"batch {batch}, {threads_text(threads)}: timing"
         self.events.put(
             {"type": "progress", "done": self.done, "total": self.total, "step": step, "pid": os.getpid()}
         )
         t0 = time.monotonic()
         p = self.payload
-        result: dict[str, Any] = self.measure(
+        result = self.measure(
             p["candidate"],
             device=p["device"],
             batch_size=batch,
@@ -133,7 +134,7 @@ class _Sweep:
         self.events.put({**event, "result": result, "pid": os.getpid()})
         return result
 
-    def _add_gathering(self, result: dict[str, Any], batch: int, threads: int) -> None:
+    def _add_gathering(self, result: Measurement, batch: int, threads: int) -> None:
         """A real epoch also gathers each shuffled batch from the data set, which measure()'s synthetic batch
         skips (bench epoch: the step statistic plus this predicts a real epoch). The data set it gathers
         from takes at most a quarter of a memory cap; where even that does not fit, the row goes without."""
@@ -188,7 +189,9 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
             result = sweep.run(batch, t)
             if result["status"] == "oom":
                 return sweep.finish(f"out of memory at batch {batch}")
-            rates[t] = float(result["examples_per_second"])
+            per_second = result["examples_per_second"]
+            assert per_second is not None  # an "ok" configuration was timed
+            rates[t] = float(per_second)
             if result.get("unreliable"):
                 doubtful.add(t)
         sweep.last_ok_batch = batch

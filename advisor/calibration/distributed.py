@@ -85,7 +85,7 @@ class CommClock:
 
     def now(self) -> Any:
         if self.cuda:
-            event = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+            event = torch.cuda.Event(enable_timing=True)
             # The rank's own device's current stream, named: DDP's hook and the future's callback run on
             # other threads, whose current device need not be this rank's GPU.
             event.record(torch.cuda.current_stream(self.dev))
@@ -137,10 +137,10 @@ def _register_hooks(
         for module in ddp.values():
             module.register_comm_hook(None, clock.wrap(default_hooks.allreduce_hook))  # type: ignore[operator]
         return []
-    subgroup, _ = dist.new_subgroups(group_size=int(payload["mixed_group"]))  # type: ignore[no-untyped-call]
+    subgroup, _ = dist.new_subgroups(group_size=int(payload["mixed_group"]))
     averagers = []
     for module in ddp.values():
-        state = post_localSGD_hook.PostLocalSGDState(  # type: ignore[no-untyped-call]
+        state = post_localSGD_hook.PostLocalSGDState(
             process_group=None, subgroup=subgroup, start_localSGD_iter=int(payload["warmup"])
         )
         module.register_comm_hook(state, clock.wrap(post_localSGD_hook.post_localSGD_hook))  # type: ignore[operator]

@@ -23,7 +23,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
@@ -38,6 +38,7 @@ from advisor.calibration.memory import (
     total_ram_bytes,
 )
 from advisor.calibration.steps import Batch, TrainingStep, make_step
+from advisor.contract import Contention, Measurement
 from advisor.engine.robust import PRECISION, median_interval, relative_halfwidth, trimmed_mean
 
 NOISY_IQR_FRACTION = 0.10  # `noisy`: descriptive only (what acts is `unreliable`, docs/CONTRACT.md)
@@ -68,7 +69,7 @@ def _capacity_bytes(dev: torch.device, memory_limit_bytes: int | None) -> int:
 
 
 def _event() -> torch.cuda.Event:
-    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    return torch.cuda.Event(enable_timing=True)
 
 
 _USAGE_FIELDS = ("ru_utime", "ru_stime", "ru_minflt", "ru_majflt")
@@ -121,7 +122,7 @@ def time_steps(
     precision: float = PRECISION,
     clock: Callable[[], float] = time.perf_counter,
     probe: Probe | None = None,
-) -> dict[str, Any]:
+) -> StepTimes:
     """The timing loop: per-step seconds plus rusage deltas per step, timed until StoppingRule says so
     (`max_seconds` None: at the minimums, the interval only reported).
 
@@ -212,6 +213,20 @@ def summarise_samples(samples: list[float]) -> tuple[float, float]:
     return median, q3 - q1
 
 
+class StepTimes(TypedDict):
+    """time_steps()'s figures: every timed step's seconds, and the process's usage per step."""
+
+    samples: list[float]
+    user_seconds_per_step: float
+    system_seconds_per_step: float
+    minor_faults_per_step: float
+    major_faults_per_step: float
+    median_interval: list[float] | None
+    interval_halfwidth: float | None  # None: too few steps
+    stopped: str
+    contention: Contention | None
+
+
 def measure(
     candidate: Mapping[str, Any],
     *,
@@ -224,7 +239,7 @@ def measure(
     memory_limit_bytes: int | None = None,
     max_seconds: float | None = None,
     precision: float = PRECISION,
-) -> dict[str, Any]:
+) -> Measurement:
     """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Steps are timed until the median is known within ±`precision` (StoppingRule), for at most `max_seconds`
@@ -248,26 +263,14 @@ def measure(
     else:
         base = rss_bytes()
     hwm_reset = dev.type == "cpu" and reset_peak_rss()
-    common: dict[str, Any] = {
-        "batch_size": int(batch_size),
-        "device": _device_name(dev),
-        "threads": used_threads,
-        "allocator": current_allocator(),
-        "warmup": warmup,
-    }
     oom_text = ""
-    info: dict[str, Any] = {}
+    info: _StepInfo | None = None
     # CUDA events and the allocator's statistics follow the current device: make it this one.
     device_scope = torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext()
     with device_scope:
         try:
             step = make_step(candidate, dev)
-            info = {
-                "family": step.family,
-                "flops_per_example": sum(step.forward_flops.values()),
-                "step_flops_per_example": step.step_flops_per_example,
-                "step_flops_formula": step.step_formula,
-            }
+            info = _step_info(step)
             batch = step.make_batch(int(batch_size))
             timing = time_steps(
                 step.run,
@@ -283,16 +286,16 @@ def measure(
                 precision=precision,
                 probe=Probe(cuda_index=dev.index if dev.type == "cuda" else None),
             )
-            memory: dict[str, Any] = {"rss_growth_bytes": None, "max_memory_reserved_bytes": None}
+            rss_growth = reserved = None
             if dev.type == "cuda":
                 peak = torch.cuda.max_memory_allocated(dev) - base
-                memory["max_memory_reserved_bytes"] = torch.cuda.max_memory_reserved(dev) - base_reserved
+                reserved = torch.cuda.max_memory_reserved(dev) - base_reserved
             else:
                 hwm = peak_rss_bytes() if hwm_reset else None
                 peak = (hwm if hwm is not None else rss_bytes()) - base
-                memory["rss_growth_bytes"] = max(0, int(peak))
+                rss_growth = max(0, int(peak))
             # after the timed loop, so that tracking every operator costs the timings nothing
-            memory["live_tensor_peak_bytes"] = live_tensor_peak(lambda: _one_step(step, batch))
+            live_peak = live_tensor_peak(lambda: _one_step(step, batch))
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
@@ -306,9 +309,12 @@ def measure(
                 torch.set_num_threads(previous_threads)
     if oom_text:
         gb = _capacity_bytes(dev, memory_limit_bytes) / 1e9
-        return {
-            **common,
-            **info,
+        oom: Measurement = {
+            "batch_size": int(batch_size),
+            "device": _device_name(dev),
+            "threads": used_threads,
+            "allocator": current_allocator(),
+            "warmup": warmup,
             "status": "oom",
             "message": f"batch {batch_size} does not fit in {gb:.1f} GB",
             "error": oom_text,
@@ -327,6 +333,8 @@ def measure(
             "unreliable_reasons": [],
             "samples": [],
         }
+        _add_step(oom, info)
+        return oom
     seconds, iqr = summarise_samples(timing["samples"])
     reasons = judge(
         timing["contention"],
@@ -334,9 +342,13 @@ def measure(
         timed_seconds=sum(timing["samples"]),
         iterations=len(timing["samples"]),
     )
-    return {
-        **common,
-        **info,
+    assert info is not None  # the step was built: it was timed
+    ok: Measurement = {
+        "batch_size": int(batch_size),
+        "device": _device_name(dev),
+        "threads": used_threads,
+        "allocator": current_allocator(),
+        "warmup": warmup,
         "status": "ok",
         "message": "",
         "seconds_per_batch": seconds,
@@ -349,10 +361,47 @@ def measure(
         "iterations": len(timing["samples"]),
         "examples_per_second": batch_size / seconds,
         "peak_memory_bytes": max(0, int(peak)),
-        **memory,
+        "rss_growth_bytes": rss_growth,
+        "max_memory_reserved_bytes": reserved,
+        "live_tensor_peak_bytes": live_peak,
         "achieved_flops": info["step_flops_per_example"] * batch_size / seconds,
         "noisy": iqr / seconds > NOISY_IQR_FRACTION,
         "unreliable": bool(reasons),
         "unreliable_reasons": reasons,
-        **timing,
+        "samples": timing["samples"],
+        "user_seconds_per_step": timing["user_seconds_per_step"],
+        "system_seconds_per_step": timing["system_seconds_per_step"],
+        "minor_faults_per_step": timing["minor_faults_per_step"],
+        "major_faults_per_step": timing["major_faults_per_step"],
+        "median_interval": timing["median_interval"],
+        "interval_halfwidth": timing["interval_halfwidth"],
+        "stopped": timing["stopped"],
+        "contention": timing["contention"],
+    }
+    _add_step(ok, info)
+    return ok
+
+
+class _StepInfo(TypedDict):
+    family: str
+    flops_per_example: int
+    step_flops_per_example: int
+    step_flops_formula: str
+
+
+def _add_step(measured: Measurement, info: _StepInfo | None) -> None:
+    """What a measurement says of its step: nothing where it ran out of memory before the step was built."""
+    if info is not None:
+        measured["family"] = info["family"]
+        measured["flops_per_example"] = info["flops_per_example"]
+        measured["step_flops_per_example"] = info["step_flops_per_example"]
+        measured["step_flops_formula"] = info["step_flops_formula"]
+
+
+def _step_info(step: TrainingStep) -> _StepInfo:
+    return {
+        "family": step.family,
+        "flops_per_example": sum(step.forward_flops.values()),
+        "step_flops_per_example": step.step_flops_per_example,
+        "step_flops_formula": step.step_formula,
     }

@@ -111,7 +111,7 @@ class TrainingStep:
 
 
 def _backward(loss: torch.Tensor) -> None:
-    loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward untyped
+    loss.backward()
 
 
 def _optimizer(params: Iterator[nn.Parameter], training: Mapping[str, Any]) -> torch.optim.Optimizer:

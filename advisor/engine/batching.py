@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.contract import Candidate, Estimate, HardwarePlan, TaskSpec
 from advisor.engine.candidate import rebatch
 from advisor.engine.costmodel import step_cost
 from advisor.engine.families import family_of
@@ -43,7 +44,7 @@ Known = dict[tuple[int, int], float]  # (batch, threads) -> seconds per step, fo
 
 
 def step_seconds(
-    candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile, known: Known | None = None
+    candidate: Candidate, batch: int, threads: int, profile: DeviceProfile, known: Known | None = None
 ) -> float:
     """step_cost's seconds, remembered in `known` (one recommend() asks for some figures twice)."""
     if known is None:
@@ -75,9 +76,9 @@ def powers_of_two(lowest: int, highest: int) -> list[int]:
 
 
 def profiled_batch(
-    spec: dict[str, Any],
-    plan: dict[str, Any],
-    candidate: dict[str, Any],
+    spec: TaskSpec,
+    plan: HardwarePlan,
+    candidate: Candidate,
     profile: DeviceProfile,
     device: str,
     *,
@@ -136,13 +137,11 @@ def profiled_batch(
     candidate["reasons"].insert(0, reason("batch.profiled", text))
 
 
-def follow_batch(
-    candidate: dict[str, Any], measured: Mapping[str, Any], *, device: str = "cpu"
-) -> dict[str, Any] | None:
+def follow_batch(candidate: Candidate, measured: Estimate, *, device: str = "cpu") -> Candidate | None:
     """The candidate at the batch a calibration measured best (its `measured_at.best_batch`, chosen by
     `smallest_near_fastest` over the sweep), with the reason; None where the plan's batch stands."""
-    at = measured.get("measured_at") or {}
-    best = at.get("best_batch")
+    at = measured.get("measured_at")
+    best = at.get("best_batch") if at else None
     planned = int(candidate["training"]["batch_size"])
     if not best or int(best) == planned:
         return None
@@ -152,7 +151,7 @@ def follow_batch(
         f"{planned}."
     )
     reasons = [r for r in candidate["reasons"] if r["rule"] not in ("batch.start", "batch.profiled")]
-    followed = {
+    followed: Candidate = {
         **candidate,
         "training": {**candidate["training"]},
         "reasons": [reason("plan.measured", text)],

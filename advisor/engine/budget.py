@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from advisor.contract import Candidate, HardwarePlan, Reason, TaskSpec
 from advisor.engine import catalog
 from advisor.engine.dataflow import GB, GPU_USABLE
 from advisor.engine.rules import reason
@@ -12,11 +12,11 @@ from advisor.engine.units import duration
 
 
 def budget_reason(
-    spec: dict[str, Any],
-    plan: dict[str, Any],
-    first: dict[str, Any],
-    seconds_on: Callable[[dict[str, Any], dict[str, Any]], float],
-) -> dict[str, Any] | None:
+    spec: TaskSpec,
+    plan: HardwarePlan,
+    first: Candidate,
+    seconds_on: Callable[[TaskSpec, HardwarePlan], float],
+) -> Reason | None:
     """`seconds_on(spec, plan)` estimates the first candidate's training time under another spec and plan."""
     budget = spec["target"]["time_budget_hours"]
     hours = first["estimate"]["seconds_to_train"] / 3600
@@ -30,8 +30,11 @@ def budget_reason(
     for entry in catalog.gpus():  # slowest first
         if entry["memory_gb"] * GB * GPU_USABLE < need or entry["id"] == spec["hardware"]["gpu"]:
             continue
-        trial_spec = {**spec, "hardware": {**spec["hardware"], "gpu": entry["id"], "gpu_memory_gb": None}}
-        trial_plan = {**plan, "device": "gpu", "gpus": 1, "nodes": 1, "parallelism": "none"}
+        trial_spec: TaskSpec = {
+            **spec,
+            "hardware": {**spec["hardware"], "gpu": entry["id"], "gpu_memory_gb": None},
+        }
+        trial_plan: HardwarePlan = {**plan, "device": "gpu", "gpus": 1, "nodes": 1, "parallelism": "none"}
         trial = seconds_on(trial_spec, trial_plan) / 3600
         if trial <= budget:
             return reason(

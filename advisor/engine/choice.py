@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from advisor.contract import Reason, TaskSpec
 from advisor.engine.candidate import Draft
 from advisor.engine.families import GRU, LSTM, RNN, conv, dense, generative, published, recurrent, temporal
 from advisor.engine.rules import reason
@@ -16,10 +16,10 @@ FEW_LABELS = 0.5  # below this share of labelled examples, pretraining without l
 # "cheap" baseline outgrows the CNN it is meant to be checked against (W §II: a 512x512 image = 262,144
 # inputs), so small images only: digits 8x8 (64), MNIST 28x28 (784), CIFAR 3x32x32 (3,072).
 SHALLOW_MAX_INPUTS = 4_096
-Choice = tuple[list[Draft], list[dict[str, Any]]]
+Choice = tuple[list[Draft], list[Reason]]
 
 
-def drafts(spec: dict[str, Any]) -> Choice:
+def drafts(spec: TaskSpec) -> Choice:
     """The candidates' drafts, best first, and the top-level reasons for the choice."""
     task, goal = spec["task"], spec["goal"]
     if task == "generation":
@@ -33,14 +33,14 @@ def drafts(spec: dict[str, Any]) -> Choice:
     return _shallow_first(spec)
 
 
-def is_imagenet_like(spec: dict[str, Any]) -> bool:
+def is_imagenet_like(spec: TaskSpec) -> bool:
     """net.published: RGB images near 224x224 and many classes, as in the ImageNet literature."""
     channels, height, width = spec["data"]["input_shape"]
     outputs = spec["data"]["outputs"] or 0
     return channels == 3 and min(height, width) >= 192 and max(height, width) <= 320 and outputs >= 100
 
 
-def _vision(spec: dict[str, Any]) -> Choice:
+def _vision(spec: TaskSpec) -> Choice:
     reasons = [
         reason("net.deep.structure", "Images need a deep network to learn their structure."),
         reason("net.vision.cnn"),
@@ -108,7 +108,7 @@ def _vision(spec: dict[str, Any]) -> Choice:
     return result, reasons
 
 
-def _shallow_baseline(spec: dict[str, Any], values: int) -> tuple[Draft, list[dict[str, Any]]]:
+def _shallow_baseline(spec: TaskSpec, values: int) -> tuple[Draft, list[Reason]]:
     """W §III-A: shallow first when unclear, deep when the data has structure. Small images have both, so
     the deep candidates lead and a shallow FFN on the flattened image follows as the cheap baseline."""
     text = (
@@ -121,7 +121,7 @@ def _shallow_baseline(spec: dict[str, Any], values: int) -> tuple[Draft, list[di
     return draft, [reason("net.shallow.first", text), reason("net.shallow.validate")]
 
 
-def _sequence(spec: dict[str, Any]) -> Choice:
+def _sequence(spec: TaskSpec) -> Choice:
     reasons = [
         reason("net.deep.structure", "Data over time needs a deep network that models how it changes."),
         reason("net.sequence.lstm"),
@@ -135,7 +135,7 @@ def _sequence(spec: dict[str, Any]) -> Choice:
     return result, reasons
 
 
-def _over_time(spec: dict[str, Any]) -> list[Draft]:
+def _over_time(spec: TaskSpec) -> list[Draft]:
     """The networks over time steps the rules expect to reach a target, in the rules' order (LSTM, GRU,
     TCN): which comes first is the time they need (ordering.py, net.time.first). The plain RNN is not among
     them: its gradients fade over long sequences (Bengio, Simard & Frasconi 1994), and Bai et al. 2018 found
@@ -160,11 +160,11 @@ def _over_time(spec: dict[str, Any]) -> list[Draft]:
     return [lstm, tcn, gru]
 
 
-def _over_time_reasons() -> list[dict[str, Any]]:
+def _over_time_reasons() -> list[Reason]:
     return [reason("net.sequence.gru"), reason("net.sequence.tcn")]
 
 
-def _shallow_sequence(spec: dict[str, Any]) -> Draft | None:
+def _shallow_sequence(spec: TaskSpec) -> Draft | None:
     """net.shallow.first for sequences (W §III-A), after the recurrent ones as for small images: a bag of
     embeddings for token ids; a one-hidden-layer FFN on the flattened steps when they are few
     (SHALLOW_MAX_INPUTS values, as for images)."""
@@ -188,7 +188,7 @@ def _shallow_sequence(spec: dict[str, Any]) -> Draft | None:
     return draft
 
 
-def _generation(spec: dict[str, Any]) -> Choice:
+def _generation(spec: TaskSpec) -> Choice:
     kind = spec["generation"]
     shape = spec["data"]["input_shape"]
     series = spec["data"]["vocab_size"] is not None or len(shape) == 2
@@ -238,7 +238,7 @@ def _generation(spec: dict[str, Any]) -> Choice:
     return result, reasons
 
 
-def _shallow_first(spec: dict[str, Any]) -> Choice:
+def _shallow_first(spec: TaskSpec) -> Choice:
     reasons = [
         reason(
             "net.shallow.first",
@@ -261,7 +261,7 @@ def _shallow_first(spec: dict[str, Any]) -> Choice:
     return result, reasons
 
 
-def _compress(spec: dict[str, Any]) -> Choice:
+def _compress(spec: TaskSpec) -> Choice:
     if spec["task"] == "vision":
         return _compress_images(spec)
     reasons = [
@@ -275,7 +275,7 @@ def _compress(spec: dict[str, Any]) -> Choice:
     return [dense.ae(spec, deep=False), dense.ae(spec, deep=True), dense.rbm(spec)], reasons
 
 
-def _compress_images(spec: dict[str, Any]) -> Choice:
+def _compress_images(spec: TaskSpec) -> Choice:
     reasons = [
         reason(
             "net.deep.structure", "Images need a deep network: a convolutional auto-encoder learns the code."

@@ -15,7 +15,8 @@ recurrent kernels (LSTM with RNN 9.3 MB, LSTM alone 8.6 MB).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+
+from advisor.contract import Layer, Trainable
 
 MB = 1_000_000
 
@@ -38,7 +39,7 @@ _GROUPS: dict[str, dict[str, float]] = {
 _LOSSES = {"mse": 0.92 * MB}  # cross-entropy is the fixed cost's; the others are not measured
 
 
-def _kinds(layers: list[dict[str, Any]]) -> Iterator[str]:
+def _kinds(layers: list[Layer]) -> Iterator[str]:
     for layer in layers:
         yield layer["kind"]
         args = layer.get("args") or {}
@@ -47,7 +48,7 @@ def _kinds(layers: list[dict[str, Any]]) -> Iterator[str]:
                 yield from _kinds(branch)
 
 
-def code_pages(candidate: dict[str, Any]) -> int:
+def code_pages(candidate: Trainable) -> int:
     """Bytes of library code the candidate's training brings in beyond the runtime's fixed cost."""
     kinds = {kind for layers in candidate["networks"].values() for kind in _kinds(layers)}
     total = sum(max((b for k, b in group.items() if k in kinds), default=0.0) for group in _GROUPS.values())

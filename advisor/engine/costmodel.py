@@ -17,9 +17,9 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from advisor.contract import Layer
+from advisor.contract import Layer, Trainable
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
 from advisor.engine.layers import (
@@ -216,7 +216,7 @@ def _optimizer_seconds(rates: ThreadProfile, optimizer: str, parameters: int, te
     )
 
 
-def _parameters(candidate: dict[str, Any], network: str) -> int:
+def _parameters(candidate: Trainable, network: str) -> int:
     shape = roles.network_input(candidate, network)
     total = 0
     for item in candidate["networks"][network]:
@@ -228,7 +228,7 @@ def _parameters(candidate: dict[str, Any], network: str) -> int:
 class _Costing:
     """One candidate's networks at a batch on a profile: the moves every family's step is made of."""
 
-    def __init__(self, candidate: dict[str, Any], batch: int, rates: ThreadProfile) -> None:
+    def __init__(self, candidate: Trainable, batch: int, rates: ThreadProfile) -> None:
         self.c, self.batch, self.rates = candidate, batch, rates
         self.nets = candidate["networks"]
         self.optimizer = str(candidate["training"].get("optimizer") or "sgd")
@@ -284,7 +284,7 @@ def _adversarial(s: _Costing) -> tuple[float, float]:
 def _variational(s: _Costing) -> tuple[float, float]:
     ec, eo = s.fwd_bwd(roles.ENCODER)
     dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
-    latent = s.batch * int(s.c["io"]["latent_size"])
+    latent = s.batch * roles.network_input(s.c, roles.DECODER)[0]  # the latent code: the decoder's input
     sample = 8 * interpolate(s.rates["elementwise"], latent)
     decoder = s.nets[roles.DECODER]
     # the reconstruction's loss: binary cross-entropy behind a sigmoid, else MSE (calibration.steps)
@@ -325,9 +325,7 @@ _STEPS: dict[Step, Callable[[_Costing], tuple[float, float]]] = {
 _PUBLISHED: dict[tuple[Any, ...], StepCost] = {}
 
 
-def step_cost(
-    candidate: dict[str, Any], *, batch_size: int, threads: int, profile: DeviceProfile
-) -> StepCost:
+def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
     """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device."""
     if candidate.get("published") is None:
         return _step_cost(candidate, batch_size, threads, profile)
@@ -352,7 +350,7 @@ def step_cost(
 
 
 def _step_cost(
-    candidate: dict[str, Any],
+    candidate: Trainable,
     batch_size: int,
     threads: int,
     profile: DeviceProfile,
@@ -386,7 +384,9 @@ def step_factor(rates: ThreadProfile) -> float:
     ratios = []
     for i in FACTOR_STEPS:
         c = WHOLE_STEPS[i]
-        modelled = _step_cost(c, int(c["training"]["batch_size"]), 1, profile, with_factor=False)
+        # a whole step's candidate gives only what a step reads of its training (wholesteps.candidate)
+        step = cast(Trainable, c)
+        modelled = _step_cost(step, int(c["training"]["batch_size"]), 1, profile, with_factor=False)
         ratios.append(measured[i] / modelled.seconds)
     low, high = FACTOR_RANGE
     return min(high, max(low, statistics.median(ratios)))
@@ -401,7 +401,7 @@ def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
     return {**profile, "threads": threads}
 
 
-def fastest_threads(candidate: dict[str, Any], *, batch_size: int, profile: DeviceProfile, cores: int) -> int:
+def fastest_threads(candidate: Trainable, *, batch_size: int, profile: DeviceProfile, cores: int) -> int:
     """The thread count (1..cores, among those profiled) the cost model predicts fastest: a small network
     runs slower on more threads, whose hand-offs cost more than they share."""
     counts = [int(t) for t in profile["threads"] if int(t) <= cores] or [1]

@@ -9,8 +9,8 @@ W's worked example: three GTX 1080 (8 GB) refreshed over PCIe 4.0 x16 (31.5 GB/s
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from advisor.contract import Dataflow, HardwarePlan, Reason, TaskSpec
 from advisor.engine import catalog
 from advisor.engine.rules import reason
 from advisor.engine.units import byte_rate, duration, nbytes, percent
@@ -38,7 +38,7 @@ def input_values(shape: list[int]) -> int:
     return math.prod(shape)
 
 
-def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu: int) -> dict[str, Any]:
+def dataflow(spec: TaskSpec, plan: HardwarePlan, training_bytes_per_gpu: int) -> Dataflow:
     """Everything but the effective compute fraction, which needs the compute time (see finish())."""
     data, hardware = spec["data"], spec["hardware"]
     per_example = input_values(data["input_shape"]) * data["bytes_per_value"]
@@ -46,8 +46,8 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
     nodes = plan["nodes"]
     per_node = dataset / nodes
     fits_ram = per_node <= hardware["ram_gb"] * GB * RAM_USABLE
-    reasons: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"dataset_bytes": dataset, "fits_in_ram": fits_ram, "fits_in_gpu": False}
+    reasons: list[Reason] = []
+    fits_gpu = False
     storage = catalog.storage(hardware["storage"])
     storage_seconds = 0.0 if fits_ram else transfer_seconds(per_node, storage["gbps"])
     if _resident(spec, plan, dataset, training_bytes_per_gpu):
@@ -66,7 +66,6 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
     if plan["device"] == "gpu":
         shard = dataset / (plan["gpus"] * nodes)
         fits_gpu = _resident(spec, plan, dataset, training_bytes_per_gpu)
-        result["fits_in_gpu"] = fits_gpu
         link = catalog.link(hardware["link"])
         if fits_gpu:
             reasons.append(
@@ -96,26 +95,28 @@ def dataflow(spec: dict[str, Any], plan: dict[str, Any], training_bytes_per_gpu:
                 "moving examples costs real time, most of all when the network does little work per value.",
             )
         )
-    result["transfer_seconds_per_epoch"] = transfer
-    result["storage_seconds_per_epoch"] = storage_seconds
-    result["io_seconds_per_epoch"] = max(transfer, storage_seconds)  # the two stages pipeline
-    result["reasons"] = reasons
-    return result
+    return {
+        "dataset_bytes": dataset,
+        "fits_in_ram": fits_ram,
+        "fits_in_gpu": fits_gpu,
+        "transfer_seconds_per_epoch": transfer,
+        "storage_seconds_per_epoch": storage_seconds,
+        "io_seconds_per_epoch": max(transfer, storage_seconds),  # the two stages pipeline
+        "reasons": reasons,
+    }
 
 
-def _resident(
-    spec: dict[str, Any], plan: dict[str, Any], dataset: float, training_bytes_per_gpu: int
-) -> bool:
+def _resident(spec: TaskSpec, plan: HardwarePlan, dataset: float, training_bytes_per_gpu: int) -> bool:
     """data.gpu.fit: each GPU's share of the data fits beside its training state."""
     hardware = spec["hardware"]
     if plan["device"] != "gpu":
         return False
-    gpu_memory = (hardware["gpu_memory_gb"] or catalog.gpu(hardware["gpu"])["memory_gb"]) * GB
+    gpu_memory = (hardware["gpu_memory_gb"] or catalog.spec_gpu(hardware)["memory_gb"]) * GB
     shard = dataset / (plan["gpus"] * plan["nodes"])
     return bool(shard + training_bytes_per_gpu <= gpu_memory * GPU_USABLE)
 
 
-def finish(flow: dict[str, Any], compute_seconds_per_epoch: float) -> None:
+def finish(flow: Dataflow, compute_seconds_per_epoch: float) -> None:
     io = flow["io_seconds_per_epoch"]
     fraction = effective_compute_fraction(compute_seconds_per_epoch, io)
     flow["effective_compute_fraction"] = fraction

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.contract import Estimate, HardwarePlan, Layer, Scaling, TaskSpec
 from advisor.engine import catalog, families
 
 EFFICIENCY = {"gpu": 0.45, "cpu": 0.35}
@@ -71,10 +72,10 @@ class CatalogDevice:
     memory_bytes: float  # of one device
 
 
-def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> CatalogDevice:
+def device_for(spec: TaskSpec, plan: HardwarePlan) -> CatalogDevice:
     hardware = spec["hardware"]
     if plan["device"] == "gpu":
-        entry = catalog.gpu(hardware["gpu"])
+        entry = catalog.spec_gpu(hardware)
         memory_gb = hardware["gpu_memory_gb"] or entry["memory_gb"]
         return CatalogDevice(
             "gpu",
@@ -96,11 +97,11 @@ def device_for(spec: dict[str, Any], plan: dict[str, Any]) -> CatalogDevice:
     )
 
 
-def layer_count(networks: dict[str, list[dict[str, Any]]]) -> int:
+def layer_count(networks: dict[str, list[Layer]]) -> int:
     return sum(_layers(layers) for layers in networks.values())
 
 
-def _layers(layers: list[dict[str, Any]]) -> int:
+def _layers(layers: list[Layer]) -> int:
     total = 0
     for item in layers:
         args = item["args"]
@@ -166,7 +167,7 @@ def scaling_efficiency(rows: list[dict[str, Any]], devices: int) -> tuple[float,
     return min(1.0, value), extrapolated
 
 
-def constant_scaling(devices: int) -> dict[str, Any]:
+def constant_scaling(devices: int) -> Scaling:
     """The basis of a multi-device figure no calibration measured."""
     return {
         "basis": CONSTANT_SCALING,
@@ -184,8 +185,8 @@ def assemble(
     devices: int,
     io_seconds_per_epoch: float,
     basis: str,
-    scaling: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    scaling: Scaling | None = None,
+) -> Estimate:
     """An estimate from seconds per batch on one device; the data stall is what prefetching cannot hide.
     On several devices, `scaling` (a measured one: basis, efficiency, calibration...) or the constant's
     says how the time was divided, and goes into the estimate as its `scaling`."""
@@ -197,8 +198,7 @@ def assemble(
     compute = per_batch * batches * multi_gpu_factor(devices, efficiency)
     stall = max(0.0, io_seconds_per_epoch - compute)
     per_epoch = compute + stall
-    extra = {"scaling": scaling} if devices > 1 else {}
-    return {
+    estimate: Estimate = {
         "seconds_per_batch": per_batch,
         "seconds_per_epoch": per_epoch,
         "seconds_to_train": per_epoch * epochs,
@@ -208,8 +208,10 @@ def assemble(
         "devices": devices,
         "compute_seconds_per_epoch": compute,
         "data_seconds_per_epoch": stall,
-        **extra,
     }
+    if devices > 1 and scaling is not None:
+        estimate["scaling"] = scaling
+    return estimate
 
 
 def profiled_error(kind: str) -> float:

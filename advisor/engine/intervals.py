@@ -9,10 +9,7 @@ its cross-validated ratios (engine.learned.Validation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from advisor.contract import Interval
+from advisor.contract import Estimate, Interval
 from advisor.engine.units import ratio_interval_text
 
 Ratios = tuple[float, float]  # measured / estimated: (5th percentile, 95th percentile)
@@ -45,7 +42,7 @@ def ratios_for(basis: str, device: str) -> Ratios:
     return RATIOS[(basis, kind)]
 
 
-def interval(estimate: Mapping[str, Any], ratios: Ratios) -> Interval:
+def interval(estimate: Estimate, ratios: Ratios) -> Interval:
     low, high = ratios
     return {
         "seconds_per_batch": [
@@ -63,7 +60,7 @@ def interval(estimate: Mapping[str, Any], ratios: Ratios) -> Interval:
     }
 
 
-def ratios_of(estimate: Mapping[str, Any]) -> Ratios | None:
+def ratios_of(estimate: Estimate) -> Ratios | None:
     """The factors an estimate's interval was made with (None where it has none)."""
     found = estimate.get("interval")
     per_batch = float(estimate.get("seconds_per_batch") or 0.0)
@@ -73,7 +70,7 @@ def ratios_of(estimate: Mapping[str, Any]) -> Ratios | None:
     return float(low) / per_batch, float(high) / per_batch
 
 
-def with_interval(estimate: dict[str, Any], device: str) -> dict[str, Any]:
+def with_interval(estimate: Estimate, device: str) -> Estimate:
     """The estimate with its interval: kept (re-scaled to its times, which a measured scaling may have
     changed) where it had one, else from its basis on the plan's `device` (estimates stored before)."""
     ratios = ratios_of(estimate) or ratios_for(str(estimate.get("basis", "catalog")), device)

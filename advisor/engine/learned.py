@@ -17,7 +17,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from advisor.contract import CorrectionBasis
+from advisor.contract import Candidate, CorrectionBasis
 from advisor.engine.costmodel import step_cost
 from advisor.engine.profile import DeviceProfile
 
@@ -54,7 +54,7 @@ class Correction:
     def used(self) -> bool:
         return self.validation["used"]
 
-    def seconds(self, candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile) -> float:
+    def seconds(self, candidate: Candidate, batch: int, threads: int, profile: DeviceProfile) -> float:
         return predict(self.model, [features(candidate, batch, threads, profile)])[0]
 
     def basis(self) -> CorrectionBasis:
@@ -76,7 +76,7 @@ class Correction:
         }
 
 
-def features(candidate: dict[str, Any], batch: int, threads: int, profile: DeviceProfile) -> list[float]:
+def features(candidate: Candidate, batch: int, threads: int, profile: DeviceProfile) -> list[float]:
     """What the regressor sees. No family: the cost model already walks each family's real step, and with
     two networks a family, a family's indicator learned the other network's residual: leaving each network
     out of three quiet runs, the median error was 16.6% with the indicators and 13.7% without them
@@ -97,9 +97,7 @@ def features(candidate: dict[str, Any], batch: int, threads: int, profile: Devic
 FEATURES = 7  # len(features(...)): a stored regressor fitted on another count is stale (timemodels.py)
 
 
-def rows_features(
-    configs: Sequence[tuple[dict[str, Any], int, int]], profile: DeviceProfile
-) -> list[list[float]]:
+def rows_features(configs: Sequence[tuple[Candidate, int, int]], profile: DeviceProfile) -> list[list[float]]:
     return [features(c, b, t, profile) for c, b, t in configs]
 
 
@@ -212,7 +210,7 @@ def validate(
 
 
 def fit_correction(
-    configs: Sequence[tuple[str, dict[str, Any], int, int, float]], profile: DeviceProfile
+    configs: Sequence[tuple[str, Candidate, int, int, float]], profile: DeviceProfile
 ) -> Correction | None:
     """From (network key, candidate, batch, threads, measured seconds) rows (reliable ones: the caller leaves
     unreliable measurements out): the correction fitted on all of them with its validation against the

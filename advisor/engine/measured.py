@@ -3,19 +3,20 @@ seconds per batch, or over several devices with a measured scaling efficiency.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from advisor.contract import Candidate, Estimate, Recommendation, Scaling
 from advisor.engine.estimate import MEASURED_ERROR, assemble, scaling_efficiency
 from advisor.engine.intervals import interval, ratios_for, with_interval
+from advisor.engine.profile import DeviceProfile
 from advisor.engine.recommend import data_parallel_devices, estimate_candidate
 
 
-def _candidate(recommendation: dict[str, Any], candidate_index: int) -> dict[str, Any]:
+def _candidate(recommendation: Recommendation, candidate_index: int) -> Candidate:
     candidates = recommendation["candidates"]
     if not 0 <= candidate_index < len(candidates):
         raise IndexError(f"candidate {candidate_index} does not exist (0..{len(candidates) - 1})")
-    candidate: dict[str, Any] = candidates[candidate_index]
-    return candidate
+    return candidates[candidate_index]
 
 
 def _check_batch(batch_size: int) -> None:
@@ -23,7 +24,7 @@ def _check_batch(batch_size: int) -> None:
         raise ValueError(f"batch_size must be a whole number >= 1, not {batch_size!r}")
 
 
-def estimate_for(recommendation: dict[str, Any], candidate_index: int, *, batch_size: int) -> dict[str, Any]:
+def estimate_for(recommendation: Recommendation, candidate_index: int, *, batch_size: int) -> Estimate:
     """The candidate's estimate at another mini-batch size, under the recommendation's plan and from the
     same device profile when it had one."""
     _check_batch(batch_size)
@@ -31,22 +32,22 @@ def estimate_for(recommendation: dict[str, Any], candidate_index: int, *, batch_
     io = recommendation["dataflow"].get("io_seconds_per_epoch", 0.0)
     stored = recommendation.get("device_profile")
     profile = None
-    if stored:
-        profile = {k: v for k, v in stored.items() if k != "device"}
+    if stored:  # stored as JSON: the DeviceProfile's keys and the device's id
+        profile = cast(DeviceProfile, {k: v for k, v in stored.items() if k != "device"})
     return estimate_candidate(
         candidate,
         recommendation["spec"],
         recommendation["hardware_plan"],
         io,
         batch_size,
-        profile=profile,  # type: ignore[arg-type]  # stored as JSON: the DeviceProfile keys less "device"
+        profile=profile,
         device=stored.get("device") if stored else None,
     )
 
 
 def measured_estimate(
-    recommendation: dict[str, Any], candidate_index: int, *, seconds_per_batch: float, batch_size: int
-) -> dict[str, Any]:
+    recommendation: Recommendation, candidate_index: int, *, seconds_per_batch: float, batch_size: int
+) -> Estimate:
     """seconds_per_epoch = measured seconds per batch x ceil(examples / batch) (scaled for data-parallel GPUs)
     plus the data-flow stall the engine estimates at that compute time; seconds_to_train = x epochs."""
     _check_batch(batch_size)
@@ -76,11 +77,11 @@ _KIND_FOR_PLAN = {"gpu": "cuda", "cpu": "cpu"}
 
 
 def with_measured_scaling(
-    recommendation: dict[str, Any],
+    recommendation: Recommendation,
     candidate_index: int,
-    estimate: dict[str, Any],
+    estimate: Estimate,
     calibrations: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> Estimate:
     """The estimate over the plan's data-parallel devices timed with a measured scaling efficiency instead
     of the constant (estimate.MULTI_GPU_CUT): from the newest of `calibrations` (oldest first; each
     {"calibration": job id, "device": its device id, "kind": "cpu" | "cuda", "rows": its summary's
@@ -95,7 +96,7 @@ def with_measured_scaling(
         if measured is None:
             continue
         efficiency, extrapolated = measured
-        scaling = {
+        scaling: Scaling = {
             "basis": "measured",
             "efficiency": efficiency,
             "extrapolated": extrapolated,

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, MemoryBytes, Trainable
 from advisor.engine.codepages import code_pages
 from advisor.engine.families import family_of, roles
 from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
@@ -45,7 +45,7 @@ from advisor.engine.timeline import (
 TOKEN_BYTES = INDEX_BYTES
 
 
-def count_networks(candidate: dict[str, Any]) -> dict[str, Counts]:
+def count_networks(candidate: Trainable) -> dict[str, Counts]:
     inputs = roles.network_inputs(candidate)
     return {key: count(layers, inputs[key]) for key, layers in candidate["networks"].items()}
 
@@ -106,7 +106,7 @@ def composite_memory(layer: Layer, s: Shape) -> LayerMemory:
 class _Step:
     """A family's step on one Timeline: the shared moves (parameters, a network's pass, the update)."""
 
-    def __init__(self, candidate: dict[str, Any], batch: int, device: str, *, record: bool = False) -> None:
+    def __init__(self, candidate: Trainable, batch: int, device: str, *, record: bool = False) -> None:
         self.c, self.b = candidate, batch
         self.cuda = device.startswith("cuda")
         self.t = Timeline(CUDA_BLOCK if self.cuda else 1, record=record)
@@ -176,7 +176,7 @@ def _backprop(s: _Step) -> None:
 def _vae(s: _Step) -> None:
     x = s.batch_bytes(math.prod(s.c["io"]["input_shape"]), FLOAT_BYTES)
     s.parameters([[roles.ENCODER, roles.DECODER]])
-    latent = int(s.c["io"]["latent_size"])
+    latent = s.inputs[roles.DECODER][0]  # the latent code: the decoder's input
     # mean and log-variance are views of the encoder's output, which the KL term keeps; the sample keeps its
     # noise and exp(log_var / 2), the KL term exp(log_var)
     z = LayerMemory((latent,), FLOAT_BYTES * latent, True, False, 3 * FLOAT_BYTES * latent, 0, ())
@@ -194,7 +194,7 @@ def _gan(s: _Step) -> None:
     gen, disc = s.tensors(roles.GENERATOR), s.tensors(roles.DISCRIMINATOR)
     hold(s.t, "gradients", gen)
     hold(s.t, "gradients", disc)
-    z = s.t.alloc("activations", s.b * FLOAT_BYTES * int(s.c["io"]["latent_size"]))
+    z = s.t.alloc("activations", s.b * FLOAT_BYTES * s.inputs[roles.GENERATOR][0])  # the latent code
     g_pass = forward(s.t, s.nets[roles.GENERATOR], s.b, input_bytes=z, input_owned=False)
     release(s.t, "gradients", disc)  # opt_d.zero_grad
     d_real = forward(s.t, s.nets[roles.DISCRIMINATOR], s.b, input_bytes=real)
@@ -281,7 +281,7 @@ def replay(step: _Step) -> None:
     REPLAYS[family_of(step.c).step](step)
 
 
-def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu") -> dict[str, int]:
+def memory_for(candidate: Trainable, *, batch_size: int, device: str = "cpu") -> MemoryBytes:
     """The memory_bytes breakdown of a candidate's training step at a mini-batch size, on "cpu" or "cuda"."""
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
@@ -303,10 +303,10 @@ def memory_for(candidate: dict[str, Any], *, batch_size: int, device: str = "cpu
         if len(_PUBLISHED) > 256:
             _PUBLISHED.clear()
         _PUBLISHED[key] = _replay(candidate, batch_size, device)
-    return dict(_PUBLISHED[key])
+    return _PUBLISHED[key].copy()
 
 
-_PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
+_PUBLISHED: dict[tuple[Any, ...], MemoryBytes] = {}
 
 
 # steps the resident set is followed over: measure() runs a warm-up and at least three timed steps, and the
@@ -315,7 +315,7 @@ _PUBLISHED: dict[tuple[Any, ...], dict[str, int]] = {}
 RESIDENT_STEPS = 4
 
 
-def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RESIDENT_STEPS) -> int:
+def resident_for(candidate: Trainable, *, batch_size: int, steps: int = RESIDENT_STEPS) -> int:
     """The CPU process's resident-set growth over `steps` training steps under glibc with the harness's
     thresholds: the same replay as memory_for, with the kernels' private temporaries, its allocations placed
     on a simulated heap (heap.py: memalign's padding, each tensor's small companion block, lazily made
@@ -342,9 +342,16 @@ def resident_for(candidate: dict[str, Any], *, batch_size: int, steps: int = RES
 _RESIDENT: dict[tuple[Any, ...], int] = {}
 
 
-def _replay(candidate: dict[str, Any], batch_size: int, device: str) -> dict[str, int]:
+def _replay(candidate: Trainable, batch_size: int, device: str) -> MemoryBytes:
     step = _Step(candidate, batch_size, device)
     replay(step)
-    result = dict(step.t.at_peak)
-    result["total"] = step.t.peak
-    return result
+    live = step.t.at_peak
+    return {
+        "weights": live["weights"],
+        "gradients": live["gradients"],
+        "optimizer": live["optimizer"],
+        "activations": live["activations"],
+        "batch": live["batch"],
+        "workspace": live["workspace"],
+        "total": step.t.peak,
+    }

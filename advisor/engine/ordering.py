@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from advisor.contract import Candidate, Reason
 from advisor.engine.families import title_of
 from advisor.engine.rules import reason
 
-Timing = Callable[[dict[str, Any]], tuple[float, str]]  # a candidate -> (seconds per epoch, where it is from)
+Timing = Callable[[Candidate], tuple[float, str]]  # a candidate -> (seconds per epoch, where it is from)
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class Timed:
 
 
 def time_first(
-    candidates: list[dict[str, Any]], contenders: list[int], timing: Timing, device: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    candidates: list[Candidate], contenders: list[int], timing: Timing, device: str
+) -> tuple[list[Candidate], list[Reason]]:
     """The candidates with the contenders sorted by predicted time to the target (ties keep the rules'
     order), and the top-level reasons; each contender gets its own net.time.first reason. Fewer than two
     contenders: unchanged, no reason."""
@@ -68,7 +68,7 @@ def time_first(
     return ordered, [reason("net.time.first", summary)]
 
 
-def _name(candidate: dict[str, Any]) -> str:
+def _name(candidate: Candidate) -> str:
     return title_of(str(candidate["family"]))
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
+from advisor.contract import Candidate, Estimate, HardwarePlan, Reason, Recommendation, TaskSpec
 from advisor.engine import batching, catalog
 from advisor.engine.dataflow import GB, GPU_USABLE
 from advisor.engine.intervals import ratio_text, ratios_for
@@ -18,7 +18,7 @@ MANY_NODES_PARAMETERS = 1_000_000  # above this, single-threaded CPU training is
 ALLOCATOR_BYTES = 64 * 2**20  # tensors this large go to mmap under glibc defaults
 
 
-def gpu_memory_bytes(spec: dict[str, Any]) -> float:
+def gpu_memory_bytes(spec: TaskSpec) -> float:
     hardware = spec["hardware"]
     if hardware["gpu"] is None:
         return 0.0
@@ -26,17 +26,17 @@ def gpu_memory_bytes(spec: dict[str, Any]) -> float:
 
 
 def make_plan(
-    spec: dict[str, Any],
+    spec: TaskSpec,
     *,
     parameters: int,
     memory_total: int,
     activations_bytes: int,
-    seconds_to_train: Callable[[dict[str, Any]], float],
-) -> dict[str, Any]:
+    seconds_to_train: Callable[[HardwarePlan], float],
+) -> HardwarePlan:
     """The plan for the first candidate; `seconds_to_train(plan)` estimates it under a trial plan."""
     hardware = spec["hardware"]
     cores = hardware["cpu_cores"]
-    plan: dict[str, Any] = {
+    plan: HardwarePlan = {
         "device": "cpu",
         "threads": cores,
         "threads_basis": "cores",  # "profiled": from the device's profile; "measured": from a calibration
@@ -46,11 +46,11 @@ def make_plan(
         "sync": "none",
         "reasons": [],
     }
-    reasons: list[dict[str, Any]] = plan["reasons"]
+    reasons = plan["reasons"]
     available = hardware["gpus_per_node"] * hardware["nodes"]
     per_gpu = gpu_memory_bytes(spec) * GPU_USABLE
     if hardware["gpu"] is not None and memory_total <= per_gpu:
-        plan.update(device="gpu", gpus=1)
+        plan["device"], plan["gpus"] = "gpu", 1
         reasons.append(
             reason(
                 "gpu.prefer",
@@ -98,13 +98,13 @@ def make_plan(
 
 
 def _scale_for_budget(
-    spec: dict[str, Any],
-    plan: dict[str, Any],
+    spec: TaskSpec,
+    plan: HardwarePlan,
     available: int,
-    seconds_to_train: Callable[[dict[str, Any]], float],
+    seconds_to_train: Callable[[HardwarePlan], float],
 ) -> None:
     budget = spec["target"]["time_budget_hours"]
-    reasons: list[dict[str, Any]] = plan["reasons"]
+    reasons = plan["reasons"]
     per_node = spec["hardware"]["gpus_per_node"]
     if budget is None or available <= 1:
         if available > 1:
@@ -143,14 +143,14 @@ def _scale_for_budget(
     _sync(plan, reasons)
 
 
-def _trial(plan: dict[str, Any], total: int, per_node: int) -> dict[str, Any]:
+def _trial(plan: HardwarePlan, total: int, per_node: int) -> HardwarePlan:
     nodes = -(-total // per_node)
     gpus = min(total, per_node)
     parallelism = "data" if total > 1 else plan["parallelism"]
     return {**plan, "gpus": gpus, "nodes": nodes, "parallelism": parallelism}
 
 
-def _sync(plan: dict[str, Any], reasons: list[dict[str, Any]]) -> None:
+def _sync(plan: HardwarePlan, reasons: list[Reason]) -> None:
     total = plan["gpus"] * plan["nodes"]
     if total <= 1:
         return
@@ -173,14 +173,14 @@ def _sync(plan: dict[str, Any], reasons: list[dict[str, Any]]) -> None:
 
 
 def _too_big_for_one_gpu(
-    spec: dict[str, Any], plan: dict[str, Any], memory_total: int, per_gpu: float, available: int
+    spec: TaskSpec, plan: HardwarePlan, memory_total: int, per_gpu: float, available: int
 ) -> None:
-    reasons: list[dict[str, Any]] = plan["reasons"]
-    name = catalog.gpu(spec["hardware"]["gpu"])["name"]
+    reasons = plan["reasons"]
+    name = catalog.spec_gpu(spec["hardware"])["name"]
     if per_gpu * available >= memory_total:
         total = min(available, max(2, math.ceil(memory_total / per_gpu)))
         per_node = spec["hardware"]["gpus_per_node"]
-        plan.update(device="gpu", gpus=min(total, per_node), nodes=-(-total // per_node))
+        plan["device"], plan["gpus"], plan["nodes"] = "gpu", min(total, per_node), -(-total // per_node)
         plan["parallelism"] = "model" if plan["nodes"] == 1 else "hybrid"
         reasons.append(
             reason(
@@ -203,7 +203,7 @@ def _too_big_for_one_gpu(
     )
 
 
-def _mixed_precision(entry: dict[str, Any]) -> dict[str, Any]:
+def _mixed_precision(entry: catalog.Gpu) -> Reason:
     return reason(
         "gpu.fp16",
         f"The {entry['name']} peaks at {entry['fp16_tflops']:g} TFLOPS in FP16 on its tensor cores against "
@@ -216,9 +216,9 @@ THREAD_RULES = ("cpu.threads.physical", "cpu.threads.profiled")
 
 
 def profiled_threads(
-    spec: dict[str, Any],
-    plan: dict[str, Any],
-    first: dict[str, Any],
+    spec: TaskSpec,
+    plan: HardwarePlan,
+    first: Candidate,
     profile: DeviceProfile,
     device: str,
     known: batching.Known | None = None,
@@ -236,7 +236,7 @@ def profiled_threads(
     if not times:
         return
     best = min(times, key=times.__getitem__)
-    plan.update(threads=best, threads_basis="profiled")
+    plan["threads"], plan["threads_basis"] = best, "profiled"
     shown = ", ".join(f"{duration(seconds)} at {t}" for t, seconds in sorted(times.items()))
     text = (
         f"Train with {plural(best, 'thread')}: the profile of {device} predicts {shown} per "
@@ -252,21 +252,21 @@ def profiled_threads(
     ]
 
 
-def follow_measurement(payload: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+def follow_measurement(payload: Recommendation, measured: Estimate) -> Recommendation:
     """The recommendation after a calibration of its first candidate (rule plan.measured: a measurement
     outranks any model): where the thread count it measured fastest is not the plan's, the plan takes it;
     where the batch it measured best per example (`measured_at.best_batch`, batching.smallest_near_fastest)
     is not the first candidate's, the candidate takes it; each says why."""
     plan = payload["hardware_plan"]
-    followed = dict(payload)
+    followed = payload.copy()
     first = batching.follow_batch(
         payload["candidates"][0], measured, device="cpu" if plan.get("device") == "cpu" else "cuda"
     )
     if first is not None:
         followed["candidates"] = [first, *payload["candidates"][1:]]
-    at = measured.get("measured_at") or {}
-    threads = at.get("threads")
-    if plan.get("device") != "cpu" or not threads or threads == plan.get("threads"):
+    at = measured.get("measured_at")
+    threads = at.get("threads") if at else None
+    if at is None or plan.get("device") != "cpu" or not threads or threads == plan.get("threads"):
         return followed
     job = measured.get("calibration")
     text = (

@@ -8,9 +8,7 @@ unit slips (MB typed as GB, minutes as hours); the recommendation still follows 
 
 from __future__ import annotations
 
-from typing import Any
-
-from advisor.contract import PlausibilityWarning
+from advisor.contract import Candidate, HardwarePlan, PlausibilityWarning, TaskSpec
 from advisor.engine import catalog
 from advisor.engine.dataflow import GB
 from advisor.engine.units import duration, nbytes
@@ -24,7 +22,7 @@ BUDGET_FRACTION = 0.01
 UNIT_SLIP = 100
 
 
-def warnings(spec: dict[str, Any], first: dict[str, Any], plan: dict[str, Any]) -> list[PlausibilityWarning]:
+def warnings(spec: TaskSpec, first: Candidate, plan: HardwarePlan) -> list[PlausibilityWarning]:
     """The warnings for a normalised spec, its first candidate (with its estimate) and the hardware plan."""
     found: list[PlausibilityWarning] = []
     hw = spec["hardware"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.contract import Candidate, Estimate, HardwarePlan, Reason, Recommendation, TaskSpec
 from advisor.engine import catalog, choice, plausibility
 from advisor.engine.batching import Known, profiled_batch
 from advisor.engine.budget import budget_reason
@@ -36,7 +37,7 @@ def recommend(
     profile: DeviceProfile | None = None,
     device: str | None = None,
     correction: Correction | None = None,
-) -> dict[str, Any]:
+) -> Recommendation:
     """The contract's Recommendation without `id`; raises SpecError for bad input. With the `profile` of
     `device` (a Device id), times on that kind of device come from the cost model (basis "profiled"), and
     with the device's learned `correction`, where it beat the profile on the device's measurements, from the
@@ -96,7 +97,7 @@ def recommend(
     )
     if missed is not None:
         plan["reasons"].append(missed)
-    result: dict[str, Any] = {
+    result: Recommendation = {
         "spec": clean,
         "candidates": candidates,
         "hardware_plan": plan,
@@ -111,7 +112,7 @@ def recommend(
 
 
 def _profiled_set_up(
-    spec: dict[str, Any], plan: dict[str, Any], first: dict[str, Any], profile: DeviceProfile, device: str
+    spec: TaskSpec, plan: HardwarePlan, first: Candidate, profile: DeviceProfile, device: str
 ) -> None:
     """Threads and the first candidate's batch from the device's profile (issue 15: chosen per network from
     the time model): threads at the rule's start batch, the batch at those threads, then the threads again
@@ -132,8 +133,8 @@ def _profiled_set_up(
 
 
 def _epoch_timing(
-    spec: dict[str, Any],
-    candidates: list[dict[str, Any]],
+    spec: TaskSpec,
+    candidates: list[Candidate],
     profile: DeviceProfile | None,
     device: str | None,
     correction: Correction | None,
@@ -153,7 +154,7 @@ def _epoch_timing(
     if profiled and plan["device"] == "cpu" and profile is not None:
         counts = [t for t in thread_counts(profile) if t <= int(spec["hardware"]["cpu_cores"])] or counts
 
-    def timing(candidate: dict[str, Any]) -> tuple[float, str]:
+    def timing(candidate: Candidate) -> tuple[float, str]:
         best = min(
             (
                 estimate_candidate(
@@ -174,7 +175,7 @@ def _epoch_timing(
     return timing
 
 
-def _on(spec: dict[str, Any]) -> str:
+def _on(spec: TaskSpec) -> str:
     """The hardware a time is predicted for, in words."""
     hardware = spec["hardware"]
     if hardware["gpu"] is not None:
@@ -183,23 +184,23 @@ def _on(spec: dict[str, Any]) -> str:
     return f"your {cores} CPU core{'s' if cores > 1 else ''}"
 
 
-def _uses(profile: DeviceProfile | None, plan: dict[str, Any]) -> bool:
+def _uses(profile: DeviceProfile | None, plan: HardwarePlan) -> bool:
     """A profile speaks for the plan's device: a CPU profile for CPU training, a GPU's for one GPU."""
     if profile is None:
         return False
     return bool((profile["kind"] == "cpu") == (plan["device"] == "cpu"))
 
 
-def data_parallel_devices(plan: dict[str, Any]) -> int:
+def data_parallel_devices(plan: HardwarePlan) -> int:
     if plan["parallelism"] == "data":
         return int(plan["gpus"] * plan["nodes"])
     return 1  # model or hybrid: every GPU holds a part of one replica, which runs at one GPU's pace
 
 
 def estimate_candidate(
-    candidate: dict[str, Any],
-    spec: dict[str, Any],
-    plan: dict[str, Any],
+    candidate: Candidate,
+    spec: TaskSpec,
+    plan: HardwarePlan,
     io_seconds_per_epoch: float,
     batch_size: int | None = None,
     *,
@@ -207,7 +208,7 @@ def estimate_candidate(
     profile: DeviceProfile | None = None,
     device: str | None = None,
     correction: Correction | None = None,
-) -> dict[str, Any]:
+) -> Estimate:
     """The candidate's estimate under `plan` at `batch_size` (default: its training batch), before any
     measurement: from the device's learned correction where it beat the profile (basis "predicted"), else
     from the device's profile where it speaks for the plan's device ("profiled"), else from the catalog's
@@ -254,7 +255,7 @@ def estimate_candidate(
     return result
 
 
-def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
+def _fit_gpu(spec: TaskSpec, candidate: Candidate) -> None:
     """Halve the mini-batch until training fits the GPU (gpu.memory); keep it if even 1 does not fit."""
     usable = gpu_memory_bytes(spec) * GPU_USABLE
     start = candidate["training"]["batch_size"]
@@ -267,7 +268,7 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
     if candidate["memory_bytes"]["total"] > usable:
         rebatch(candidate, start)
         return
-    name = catalog.gpu(spec["hardware"]["gpu"])["name"]
+    name = catalog.spec_gpu(spec["hardware"])["name"]
     # the memory, not the generic starting point, now sets the batch
     candidate["reasons"] = [r for r in candidate["reasons"] if r["rule"] != "batch.start"]
     candidate["reasons"].append(
@@ -281,7 +282,7 @@ def _fit_gpu(spec: dict[str, Any], candidate: dict[str, Any]) -> None:
     )
 
 
-def _exceeds_everything(spec: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any] | None:
+def _exceeds_everything(spec: TaskSpec, candidate: Candidate) -> Reason | None:
     """size.exceeds.memory: the first candidate's training state at batch 1 fits no catalogued GPU nor the "
     "RAM."""
     at_one = memory_for(candidate, batch_size=1)["total"]

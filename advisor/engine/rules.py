@@ -12,7 +12,9 @@ import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from advisor.contract import Reason
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def rules() -> list[dict[str, str]]:
     return copy.deepcopy(list(RULES))
 
 
-def reason(rule_id: str, detail: str | None = None) -> dict[str, Any]:
+def reason(rule_id: str, detail: str | None = None) -> Reason:
     """A fired rule as a reason; `detail` says what it means for this task (else the rule's own text)."""
     rule = RULES_BY_ID[rule_id]
     return {"rule": rule.id, "text": detail or rule.text, "source": rule.source}

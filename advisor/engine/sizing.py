@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from advisor.contract import Reason, TaskSpec
 from advisor.engine.rules import reason
 
 LITTLE_DATA = 1_000
@@ -21,14 +20,14 @@ ACCURACY_STEPS = ((0.9, 0.5), (0.98, 0.25))
 TWO_SAMPLE_STEPS = ((0.5, 0.5), (0.8, 0.5))
 
 
-def target_of(spec: dict[str, Any]) -> tuple[str, float | None]:
+def target_of(spec: TaskSpec) -> tuple[str, float | None]:
     """The target the sizing reads: (its name, its value or None)."""
     if spec["task"] == "generation":
         return "a two-sample target", spec["target"].get("two_sample")
     return "an accuracy target", spec["target"]["accuracy"]
 
 
-def capacity(spec: dict[str, Any]) -> float:
+def capacity(spec: TaskSpec) -> float:
     """A width multiplier in [1, 2]: 1 for little data or a modest target, up to 2 for much data and a
     high target (W §III-B: near inputs/outputs; Goodfellow et al. §5.2: capacity to match the data)."""
     examples = spec["data"]["examples"]
@@ -43,7 +42,7 @@ def capacity(spec: dict[str, Any]) -> float:
     return min(factor, 2.0)
 
 
-def capacity_reason(spec: dict[str, Any], what: str) -> list[dict[str, Any]]:
+def capacity_reason(spec: TaskSpec, what: str) -> list[Reason]:
     """size.capacity, when it widened the network (nothing when the base size stands)."""
     factor = capacity(spec)
     if factor == 1.0:
@@ -65,7 +64,7 @@ def round_width(value: float, minimum: int = 1) -> int:
     return width if width <= 16 else -(-width // 8) * 8
 
 
-def oversize_reason(parameters: int, examples: int) -> dict[str, Any] | None:
+def oversize_reason(parameters: int, examples: int) -> Reason | None:
     """`examples`: `targets(spec)`."""
     """W §III-B: more nodes than needed cost accuracy or epochs; warn when weights far outnumber examples."""
     if fits_data(parameters, examples):
@@ -77,7 +76,7 @@ def oversize_reason(parameters: int, examples: int) -> dict[str, Any] | None:
     )
 
 
-def targets(spec: dict[str, Any]) -> int:
+def targets(spec: TaskSpec) -> int:
     """How many values the data gives to fit the weights to: one label an example, or one per step where a
     network predicts every next token (a language model on 10,000 sequences of 32 tokens has 320,000)."""
     data = spec["data"]
@@ -90,7 +89,7 @@ def fits_data(parameters: int, examples: int) -> bool:
     return parameters <= WEIGHTS_PER_EXAMPLE * examples
 
 
-def shrunk_reason(what: str, before: int, after: int, parameters: int, examples: int) -> dict[str, Any]:
+def shrunk_reason(what: str, before: int, after: int, parameters: int, examples: int) -> Reason:
     """size.capacity, when the data cut a width below what the rules would otherwise give."""
     return reason(
         "size.capacity",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, cast
 
+from advisor.contract import TaskData, TaskHardware, TaskSpec, TaskTarget
 from advisor.engine.catalog import gpu_ids
 from advisor.engine.errors import SpecError
 
@@ -122,7 +123,7 @@ def _unknown(err: _Errors, value: dict[str, Any], section: str) -> None:
             err.add(path, f"is not a field of the task description (known: {', '.join(allowed)})")
 
 
-def normalise(spec: Any) -> dict[str, Any]:
+def normalise(spec: Any) -> TaskSpec:
     """The TaskSpec validated, with every default filled in; raises SpecError naming each bad field."""
     err = _Errors()
     if not isinstance(spec, dict):
@@ -141,12 +142,13 @@ def normalise(spec: Any) -> dict[str, Any]:
     target = _target(err, _section(err, spec, "target", required=False), task)
     if err.by_path:
         raise SpecError(err.by_path)
+    # every field is checked and filled in above, or the error raised names it
     return {
-        "task": task,
+        "task": str(task),
         "generation": generation,
         "goal": goal,
-        "data": data,
-        "hardware": hardware,
+        "data": cast(TaskData, data),
+        "hardware": cast(TaskHardware, hardware),
         "target": target,
     }
 
@@ -332,7 +334,7 @@ def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _target(err: _Errors, raw: dict[str, Any], task: str | None) -> dict[str, Any]:
+def _target(err: _Errors, raw: dict[str, Any], task: str | None) -> TaskTarget:
     accuracy = raw.get("accuracy")
     budget = raw.get("time_budget_hours")
     two_sample = raw.get("two_sample")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from advisor.contract import Reason, TaskSpec, Training
 from advisor.engine import families
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.family import BATCH_IMAGE, BATCH_RECURRENT, BATCH_TEMPORAL, LOSS_CD1, Family
@@ -93,8 +92,8 @@ def epochs_for(examples: int, accuracy: float | None) -> int:
 
 
 def setup(
-    family: str, loss: str, input_shape: list[int], spec: dict[str, Any], published: str | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    family: str, loss: str, input_shape: list[int], spec: TaskSpec, published: str | None = None
+) -> tuple[Training, list[Reason]]:
     """The candidate's `training` dict and the reasons for it."""
     examples = spec["data"]["examples"]
     batch, why = start_batch(families.get(family), input_shape, examples)
@@ -110,7 +109,7 @@ def setup(
     generator = family in (GAN.key, VAE.key)
     if generator and published is None:
         epochs *= GENERATOR_EPOCHS
-    training: dict[str, Any] = {
+    training: Training = {
         "batch_size": batch,
         "init_scale": RBM_INIT_SCALE if loss == "cd1" else INIT_SCALE,
         "optimizer": optimiser,

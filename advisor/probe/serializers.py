@@ -79,7 +79,9 @@ class ProbeRequestSerializer(serializers.Serializer[dict[str, Any]]):
 class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
     kind = "probe"
     previous: serializers.PrimaryKeyRelatedField[ProbeJob] = serializers.PrimaryKeyRelatedField(
-        read_only=True, help_text="the probe whose next step this one runs (POST probes/{id}/next/), or null"
+        read_only=True,
+        allow_null=True,
+        help_text="the probe whose next step this one runs (POST probes/{id}/next/), or null",
     )
     followed_by = serializers.SerializerMethodField(
         help_text="the probes that run this one's next step, oldest first"

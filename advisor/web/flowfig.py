@@ -5,24 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import engine
+from advisor.contract import Dataflow, HardwarePlan, TaskSpec
+from advisor.engine.catalog import Transfer
 from advisor.engine.units import TIMES, byte_rate, duration, nbytes, threads_text
 
 BOX_W, BOX_H, GAP, TOP = 180, 70, 150, 8
 
 
-def _catalog(entries: list[dict[str, Any]], wanted: str | None) -> dict[str, Any]:
-    return next((e for e in entries if e["id"] == wanted), {"name": wanted or "—", "gbps": None})
+def _transfer(entries: list[Transfer], wanted: str | None) -> tuple[str, float | None]:
+    """A store's or a link's name and bandwidth; its id, and no bandwidth, where the catalog lacks it."""
+    found = next((e for e in entries if e["id"] == wanted), None)
+    return (found["name"], found["gbps"]) if found else (wanted or "—", None)
 
 
-def flow_figure(spec: dict[str, Any], plan: dict[str, Any], flow: dict[str, Any]) -> dict[str, Any]:
+def flow_figure(spec: TaskSpec, plan: HardwarePlan, flow: Dataflow) -> dict[str, Any]:
     """Boxes and arrows of the data's path in one epoch, with the engine's own figures on each arrow."""
     hw = spec["hardware"]
-    storage = _catalog(engine.storage_catalog(), hw.get("storage"))
-    link = _catalog(engine.link_catalog(), hw.get("link"))
+    storage, storage_gbps = _transfer(engine.storage_catalog(), hw.get("storage"))
+    link_gbps = _transfer(engine.link_catalog(), hw.get("link"))[1]
     on_gpu = plan.get("device") == "gpu"
     fits_ram, fits_gpu = flow.get("fits_in_ram"), flow.get("fits_in_gpu")
     boxes = [
-        ("Storage", storage["name"], f"data {nbytes(flow.get('dataset_bytes'))}"),
+        ("Storage", storage, f"data {nbytes(flow.get('dataset_bytes'))}"),
         (
             "RAM",
             f"{nbytes(hw.get('ram_gb', 0) * 1e9)} per node",
@@ -31,26 +35,26 @@ def flow_figure(spec: dict[str, Any], plan: dict[str, Any], flow: dict[str, Any]
     ]
     arrows = [
         (
-            f"{hw.get('storage')} · {byte_rate(storage['gbps'] * 1e9)}" if storage["gbps"] else "",
+            f"{hw.get('storage')} · {byte_rate(storage_gbps * 1e9)}" if storage_gbps else "",
             "read once"
             if fits_ram or fits_gpu
             else f"{duration(flow.get('storage_seconds_per_epoch'))} / epoch",
         )
     ]
     if on_gpu:
-        gpu = _catalog(engine.gpu_catalog(), hw.get("gpu"))
+        gpu = next(
+            (g["name"] for g in engine.gpu_catalog() if g["id"] == hw.get("gpu")), hw.get("gpu") or "—"
+        )
         boxes.append(
             (
                 "GPU",
-                f"{plan.get('gpus', 1)} {TIMES} {gpu['name'].removeprefix('NVIDIA ')}",
+                f"{plan.get('gpus', 1)} {TIMES} {gpu.removeprefix('NVIDIA ')}",
                 "data resident" if fits_gpu else "fed per batch",
             )
         )
         arrows.append(
             (
-                f"{hw.get('link')} · {byte_rate(link['gbps'] * 1e9)}"
-                if link["gbps"]
-                else str(hw.get("link")),
+                f"{hw.get('link')} · {byte_rate(link_gbps * 1e9)}" if link_gbps else str(hw.get("link")),
                 "once, then resident"
                 if fits_gpu
                 else f"{duration(flow.get('transfer_seconds_per_epoch'))} / epoch",

@@ -9,6 +9,7 @@ from typing import Any, cast
 from django import forms
 
 from advisor import engine
+from advisor.engine.catalog import Transfer
 from advisor.engine.fields import FIELDS, SECTIONS
 
 TASK_CHOICES = [
@@ -90,7 +91,7 @@ def _gpu_choices() -> list[tuple[str, str]]:
     ]
 
 
-def _catalog_choices(entries: list[dict[str, Any]], default: str) -> list[tuple[str, str]]:
+def _catalog_choices(entries: list[Transfer], default: str) -> list[tuple[str, str]]:
     ordered = sorted(entries, key=lambda e: e["id"] != default)
     return [(e["id"], f"{e['name']} ({e['gbps']:g} GB/s)") for e in ordered]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import engine
+from advisor.contract import Candidate, Estimate
 from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
 from advisor.models import CalibrationJob, DeviceJob
 from advisor.queueing import Forecaster, Place
@@ -12,7 +13,7 @@ from advisor.web.charts import calibration_charts
 from advisor.web.present import analytic_for, estimate_view, family_title
 
 
-def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+def _estimated_memory(candidate: Candidate | None, batch_size: int, device: str) -> int | None:
     """The engine's training-memory estimate at a measured configuration, to set beside what it took."""
     if not candidate:
         return None
@@ -22,7 +23,7 @@ def _estimated_memory(candidate: dict[str, Any], batch_size: int, device: str) -
         return None
 
 
-def _estimated_resident(candidate: dict[str, Any], batch_size: int, device: str) -> int | None:
+def _estimated_resident(candidate: Candidate | None, batch_size: int, device: str) -> int | None:
     """The engine's estimate of the training process's resident-set growth (CPU only), to set beside the
     growth a CPU configuration measured."""
     if not candidate or device != "cpu":
@@ -36,7 +37,7 @@ def _estimated_resident(candidate: dict[str, Any], batch_size: int, device: str)
 def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
     rows = []
     candidates = job.recommendation.result.get("candidates", [])
-    candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
+    candidate = candidates[job.candidate] if job.candidate < len(candidates) else None
     for m in job.measurements.all():
         result = m.result or {}
         device = "cuda" if str(result.get("device", "")).startswith("cuda") else "cpu"
@@ -120,9 +121,7 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     candidate = candidates[job.candidate] if job.candidate < len(candidates) else {}
     summary = job.summary or {}
     failures = [r for r in rows if r["status"] != "ok"]
-    analytic = (
-        analytic_for(job.recommendation.result, job.candidate, job.estimate or {}) if candidate else None
-    )
+    analytic = analytic_for(job.recommendation.result, job.candidate, job.estimate) if candidate else None
     return {
         "rows": rows,
         "plots": calibration_charts(rows) if plots else [],
@@ -134,7 +133,7 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
         "on_cpu": job.device.kind == "cpu",  # the memory columns: a process's growth, or the CUDA allocator's
         "analytic": estimate_view(analytic) if analytic else None,
         "measured": estimate_view(job.estimate, analytic) if job.estimate else None,
-        "default_allocator": default_allocator_view(rows, job.estimate or {}),
+        "default_allocator": default_allocator_view(rows, job.estimate) if job.estimate else None,
         "failures": failures,
         # unreliable configurations decide nothing; a sweep of nothing else publishes no measured time
         "withheld": summary.get("withheld"),
@@ -161,11 +160,11 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     }
 
 
-def default_allocator_view(rows: list[dict[str, Any]], estimate: dict[str, Any]) -> dict[str, Any] | None:
+def default_allocator_view(rows: list[dict[str, Any]], estimate: Estimate) -> dict[str, Any] | None:
     """When the headline was measured with a tuned allocator, the same set-up with the default one: time to
     train scales with time per batch (same batch, same number of batches), so both headlines are honest."""
-    at = estimate.get("measured_at") or {}
-    if at.get("allocator", "default") == "default" or not estimate.get("seconds_per_batch"):
+    at = estimate.get("measured_at")
+    if at is None or at.get("allocator", "default") == "default" or not estimate.get("seconds_per_batch"):
         return None
     same = [
         r

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from advisor import engine
-from advisor.contract import Layer
+from advisor.contract import Candidate, Estimate, Layer, Recommendation, Scaling
 from advisor.engine.families import FAMILIES, FFN, GAN, title_of
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, LOSS_ELBO_GAUSSIAN
 from advisor.engine.families.roles import network_inputs
@@ -57,7 +57,7 @@ BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
 BAR_MAX = 220
 
 
-def interval_view(estimate: dict[str, Any]) -> dict[str, str]:
+def interval_view(estimate: Estimate) -> dict[str, str]:
     """An estimate's 90% interval as the pages write it: the factors ("x0.6 to x1.9", with
     multiplication signs) and each time's range ("25-48 min", with an en dash); empty where the estimate
     has none (stored before intervals)."""
@@ -186,7 +186,7 @@ def diagram(name: str, layers: list[Layer], input_shape: Any) -> dict[str, Any]:
     }
 
 
-def diagrams(candidate: dict[str, Any]) -> list[dict[str, Any]]:
+def diagrams(candidate: Candidate) -> list[dict[str, Any]]:
     try:
         inputs = network_inputs(candidate)
     except (KeyError, TypeError, IndexError):
@@ -214,7 +214,7 @@ def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
-def memory_notes(candidate: dict[str, Any]) -> dict[str, str]:
+def memory_notes(candidate: Candidate) -> dict[str, str]:
     """What the memory breakdown's figures cover, where a reader would otherwise wonder: gradients below the
     weights' size (the peak falls inside the backward pass), and the CPU process's growth beside the live
     tensors' peak (`resident_bytes`)."""
@@ -242,12 +242,12 @@ ESTIMATE_NAMES = {
 }
 
 
-def estimate_name(estimate: dict[str, Any] | None) -> str:
+def estimate_name(estimate: Estimate | None) -> str:
     """The figure named by its basis: "profiled estimate" and the like."""
-    return ESTIMATE_NAMES.get(str((estimate or {}).get("basis", "catalog")), "estimate")
+    return ESTIMATE_NAMES.get(estimate.get("basis", "catalog") if estimate else "catalog", "estimate")
 
 
-def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = None) -> dict[str, Any]:
+def estimate_view(estimate: Estimate, analytic: Estimate | None = None) -> dict[str, Any]:
     """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
     basis: catalog, profiled or predicted) was, named by that basis."""
     view = {
@@ -283,7 +283,7 @@ def estimate_view(estimate: dict[str, Any], analytic: dict[str, Any] | None = No
     return view
 
 
-def _scaling_view(scaling: dict[str, Any] | None) -> dict[str, Any] | None:
+def _scaling_view(scaling: Scaling | None) -> dict[str, Any] | None:
     """How a multi-device time was divided: the measured efficiency and its calibration, or the constant."""
     if not scaling:
         return None
@@ -296,7 +296,7 @@ def _scaling_view(scaling: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, Any] | None) -> dict[str, Any]:
+def candidate_view(index: int, candidate: Candidate, analytic: Estimate | None) -> dict[str, Any]:
     return {
         "index": index,
         "c": candidate,
@@ -309,17 +309,18 @@ def candidate_view(index: int, candidate: dict[str, Any], analytic: dict[str, An
         "parameters": si(candidate.get("parameters")),
         "flops": si(candidate.get("flops_per_example"), "FLOP"),
         "memory_total": nbytes(candidate.get("memory_bytes", {}).get("total")),
-        "estimate": estimate_view(candidate.get("estimate", {}), analytic),
+        "estimate": estimate_view(candidate["estimate"], analytic),
     }
 
 
-def analytic_for(result: dict[str, Any], index: int, shown: dict[str, Any]) -> dict[str, Any] | None:
+def analytic_for(result: Recommendation, index: int, shown: Estimate | None) -> Estimate | None:
     """The estimate before any measurement (catalog, profiled or predicted) to set beside a shown one: at the
     measured batch size when it was measured."""
     originals = result.get("candidates", [])
     original = originals[index].get("estimate") if index < len(originals) else None
-    batch = (shown.get("measured_at") or {}).get("batch_size")
-    if shown.get("basis") != "measured" or not batch:
+    at = shown.get("measured_at") if shown else None
+    batch = at.get("batch_size") if at else None
+    if shown is None or shown.get("basis") != "measured" or not batch:
         return original
     try:
         return engine.estimate_for(result, index, batch_size=int(batch))
@@ -327,7 +328,7 @@ def analytic_for(result: dict[str, Any], index: int, shown: dict[str, Any]) -> d
         return original
 
 
-def recommendation_view(payload: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def recommendation_view(payload: Recommendation, result: Recommendation) -> dict[str, Any]:
     """The payload (measured estimates merged) beside the stored pre-measurement answer."""
     candidates = [
         candidate_view(i, c, analytic_for(result, i, c.get("estimate", {})))

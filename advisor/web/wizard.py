@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from advisor import advice, engine, queries, services
 from advisor.accounts import signed_in
+from advisor.contract import TaskSpec
 from advisor.devices import preselected
 from advisor.engine.units import TIMES
 from advisor.models import Device
@@ -217,11 +218,11 @@ def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | No
     return view
 
 
-def spec_summary(spec: dict[str, Any]) -> list[tuple[str, str]]:
+def spec_summary(spec: TaskSpec) -> list[tuple[str, str]]:
     """The normalised spec in a few words per step, so the user sees the steps they are not on."""
     data, hw, target = spec["data"], spec["hardware"], spec["target"]
     kind = (
-        spec["generation"] + " generation"
+        f"{spec['generation']} generation"
         if spec["task"] == "generation"
         else f"{spec['task']}, {spec['goal']}"
     )

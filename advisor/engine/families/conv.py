@@ -4,9 +4,8 @@ stacks the GAN and VAE reuse."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import AE, CNN, DN
 from advisor.engine.families.dense import head
@@ -29,7 +28,7 @@ def stages_for(height: int, width: int) -> int:
     return stages
 
 
-def cnn(spec: dict[str, Any]) -> Draft:
+def cnn(spec: TaskSpec) -> Draft:
     """Conv 3x3 -> ReLU -> MaxPool 2 per stage, channels doubling while pixels quarter (activations halve)."""
     channels, height, width = spec["data"]["input_shape"]
     target, outputs, loss = head(spec)
@@ -128,7 +127,7 @@ def encoder_stack(
 DN_CODE = 100  # the code a DN grows into an image; DCGAN's latent size (Radford et al. 2016)
 
 
-def dn(spec: dict[str, Any]) -> Draft:
+def dn(spec: TaskSpec) -> Draft:
     shape = spec["data"]["input_shape"]
     base = round_width(BASE_CHANNELS * capacity(spec))
     model, sizes = decoder_stack(DN_CODE, shape, base, "Sigmoid")
@@ -145,12 +144,12 @@ def dn(spec: dict[str, Any]) -> Draft:
     return Draft(DN.key, "deep", {MODEL: model}, sizes, io_dict([DN_CODE], "value", numel), "mse", reasons)
 
 
-def conv_code_size(values: int, spec: dict[str, Any]) -> int:
+def conv_code_size(values: int, spec: TaskSpec) -> int:
     """An image code: a sixteenth of the values (widened with capacity), at most 2048, always < values."""
     return max(2, min(values - 1, 2048, round(values * capacity(spec) / 16)))
 
 
-def conv_ae(spec: dict[str, Any]) -> Draft:
+def conv_ae(spec: TaskSpec) -> Draft:
     """A convolutional auto-encoder: strided convolutions down to a code, transposed convolutions back up."""
     shape = spec["data"]["input_shape"]
     values = math.prod(shape)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import AE, DBN, FFN, RBM
 from advisor.engine.families.family import LOSS_CD1
@@ -30,7 +29,7 @@ DEEP_MIN_WIDTH = 64
 SHALLOW_MIN_WIDTH = 16
 
 
-def head(spec: dict[str, Any]) -> tuple[str, int | None, str]:
+def head(spec: TaskSpec) -> tuple[str, int | None, str]:
     """(io target, outputs, loss) for the spec's goal."""
     goal, outputs = spec["goal"], spec["data"]["outputs"]
     if goal == "regress":
@@ -78,7 +77,7 @@ def _floor_note(needed: int, *, deep: bool) -> str:
     return ""
 
 
-def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
+def ffn(spec: TaskSpec, *, deep: bool) -> Draft:
     shape = spec["data"]["input_shape"]
     inputs = math.prod(shape)
     target, outputs, loss = head(spec)
@@ -109,7 +108,7 @@ def ffn(spec: dict[str, Any], *, deep: bool) -> Draft:
 BAG_WIDTH = 64  # fastText's bag of words uses 10 hidden units for sentiment; 64 leaves room for more classes
 
 
-def bag(spec: dict[str, Any]) -> Draft:
+def bag(spec: TaskSpec) -> Draft:
     """A bag of embeddings: each token id's vector, averaged over the sequence, then one linear layer
     (fastText: Joulin, Grave, Bojanowski & Mikolov 2017, "Bag of Tricks for Efficient Text Classification",
     §2). One hidden layer (the averaged embedding), no order: the shallow baseline for token sequences."""
@@ -140,12 +139,12 @@ def bag(spec: dict[str, Any]) -> Draft:
     )
 
 
-def code_size(inputs: int, spec: dict[str, Any]) -> int:
+def code_size(inputs: int, spec: TaskSpec) -> int:
     """Auto-encoder code: a quarter of the inputs, up to half for a high target or much data; < inputs."""
     return max(1, min(inputs - 1, round(inputs * capacity(spec) / 4)))
 
 
-def ae(spec: dict[str, Any], *, deep: bool) -> Draft:
+def ae(spec: TaskSpec, *, deep: bool) -> Draft:
     shape = spec["data"]["input_shape"]
     inputs = math.prod(shape)
     code = code_size(inputs, spec)
@@ -174,7 +173,7 @@ def ae(spec: dict[str, Any], *, deep: bool) -> Draft:
     )
 
 
-def rbm(spec: dict[str, Any]) -> Draft:
+def rbm(spec: TaskSpec) -> Draft:
     inputs = math.prod(spec["data"]["input_shape"])
     hidden = code_size(inputs, spec) if spec["goal"] == "compress" else round_width(inputs * capacity(spec))
     reasons = [
@@ -190,7 +189,7 @@ def rbm(spec: dict[str, Any]) -> Draft:
     )
 
 
-def dbn(spec: dict[str, Any]) -> Draft:
+def dbn(spec: TaskSpec) -> Draft:
     """Hinton, Osindero & Teh 2006: RBMs stacked 784-500-500-2000 for MNIST; here scaled to the inputs."""
     inputs = math.prod(spec["data"]["input_shape"])
     target, outputs, _ = head(spec)

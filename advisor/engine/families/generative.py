@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GAN, VAE
 from advisor.engine.families.conv import BASE_CHANNELS, decoder_stack, encoder_stack
@@ -24,7 +23,7 @@ def _is_image(shape: list[int]) -> bool:
     return len(shape) == 3
 
 
-def _dense_hidden(values: int, spec: dict[str, Any]) -> int:
+def _dense_hidden(values: int, spec: TaskSpec) -> int:
     return round_width(max(64, values) * capacity(spec))
 
 
@@ -32,7 +31,7 @@ def _shape_tail(shape: list[int]) -> list[Layer]:
     return [layer("Reshape", shape=list(shape))] if len(shape) > 1 else []
 
 
-def gan(spec: dict[str, Any]) -> Draft:
+def gan(spec: TaskSpec) -> Draft:
     shape = spec["data"]["input_shape"]
     values = math.prod(shape)
     base = round_width(BASE_CHANNELS * capacity(spec))
@@ -79,7 +78,7 @@ def gan(spec: dict[str, Any]) -> Draft:
     )
 
 
-def vae_latent(values: int, spec: dict[str, Any]) -> int:
+def vae_latent(values: int, spec: TaskSpec) -> int:
     """Kingma & Welling 2014 used 2-200 latent dimensions on MNIST; images get 20 to 40 by capacity. Vectors
     and series get a quarter of their values, at least VECTOR_LATENT: a code smaller than the example is a
     compressor's need, not a generator's, and on bench advice's 2-D ring 4 latent values scored above 2
@@ -102,7 +101,7 @@ def _stack(inputs: int, hidden: int, outputs: int) -> list[Layer]:
     return [*layers, layer("Linear", in_features=inputs, out_features=outputs)]
 
 
-def vae(spec: dict[str, Any]) -> Draft:
+def vae(spec: TaskSpec) -> Draft:
     """Images: a convolutional encoder and decoder, the decoder's sigmoid a Bernoulli likelihood (Kingma &
     Welling 2014, App. C.1). Vectors and series: fully connected, the decoder Gaussian with one learned
     variance per value (App. C.2; loss elbo_gaussian), so that samples have the data's spread."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import CNN
 from advisor.engine.families.roles import MODEL
@@ -161,9 +161,11 @@ BUILDERS = {"alexnet": alexnet, "googlenet": googlenet, "resnet-50": resnet50}
 NAMES = {"alexnet": "AlexNet", "googlenet": "GoogLeNet", "resnet-50": "ResNet-50"}
 
 
-def published(name: str, spec: dict[str, Any]) -> Draft:
+def published(name: str, spec: TaskSpec) -> Draft:
     shape = spec["data"]["input_shape"]
     outputs = spec["data"]["outputs"]
+    if outputs is None:  # choice.py offers them to classification only, which names its classes
+        raise ValueError("a published network needs data.outputs")
     model, sizes = BUILDERS[name](outputs)
     text = (
         f"{NAMES[name]} ({TOP1[name]:.1%} top-1 on ImageNet with torchvision's weights), its last layer "

@@ -3,9 +3,7 @@ cell state) and the plain RNN, on features or tokens."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from advisor.contract import Layer
+from advisor.contract import Io, Layer, Reason, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import GRU, LSTM, RNN
 from advisor.engine.families.dense import head
@@ -20,7 +18,7 @@ MAX_HIDDEN = 1024
 CELLS = {LSTM: "LSTM", GRU: "GRU", RNN: "RNN"}  # the layer kind each recurrent family stacks
 
 
-def hidden_for(spec: dict[str, Any]) -> int:
+def hidden_for(spec: TaskSpec) -> int:
     """Tokens: 128 / 256 / 512 units by vocabulary (Shi et al.'s 10,000-word LSTMs have ~512); features: at
     least the feature count (W §III-B), at least 64; both widened with the capacity factor."""
     data = spec["data"]
@@ -35,7 +33,7 @@ def hidden_for(spec: dict[str, Any]) -> int:
 MIN_HIDDEN = 16
 
 
-def recurrent(spec: dict[str, Any], family: Family) -> Draft:
+def recurrent(spec: TaskSpec, family: Family) -> Draft:
     """A family of CELLS: LSTM, GRU or RNN. The width halves (not below MIN_HIDDEN) until the
     weights fit the data (sizing.fits_data): a 10,000-word vocabulary at 768 units is 17 M weights, far more
     than 25,000 reviews can pin down."""
@@ -55,7 +53,7 @@ def _parameters(draft: Draft) -> int:
     return count(draft.networks[MODEL], draft.io["input_shape"]).parameters
 
 
-def front_over_time(spec: dict[str, Any], width: int) -> tuple[list[Layer], list[dict[str, Any]], int]:
+def front_over_time(spec: TaskSpec, width: int) -> tuple[list[Layer], list[Reason], int]:
     """What feeds a network over time steps: for token ids an embedding of `width` numbers (and its reason),
     for features nothing; and the width per step that reaches it."""
     data = spec["data"]
@@ -67,9 +65,7 @@ def front_over_time(spec: dict[str, Any], width: int) -> tuple[list[Layer], list
     return [embedding], [reason("net.tokens.embedding", text)], width
 
 
-def head_over_time(
-    spec: dict[str, Any], hidden: int, features: int
-) -> tuple[list[Layer], dict[str, Any], str]:
+def head_over_time(spec: TaskSpec, hidden: int, features: int) -> tuple[list[Layer], Io, str]:
     """What follows a network over time steps of `hidden` units (recurrent or temporal convolutional): its
     last layers, io and loss. Token generation: next-token logits at every step, [B, T, vocab]; series
     generation: the next step's `features` from the sequence so far; otherwise the spec's goal from the
@@ -87,7 +83,7 @@ def head_over_time(
     return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
 
 
-def _recurrent(spec: dict[str, Any], family: Family, hidden: int) -> Draft:
+def _recurrent(spec: TaskSpec, family: Family, hidden: int) -> Draft:
     kind = CELLS[family]
     data = spec["data"]
     vocab = data["vocab_size"]

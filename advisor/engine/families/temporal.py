@@ -6,9 +6,7 @@ sees the whole sequence; every step is computed at once, not one after another a
 
 from __future__ import annotations
 
-from typing import Any
-
-from advisor.contract import Layer
+from advisor.contract import Layer, TaskSpec
 from advisor.engine.candidate import Draft
 from advisor.engine.families import TCN
 from advisor.engine.families.recurrent import front_over_time, head_over_time, hidden_for
@@ -42,12 +40,12 @@ def levels_for(steps: int, kernel: int = KERNEL) -> int:
     return levels
 
 
-def _next_step(spec: dict[str, Any]) -> bool:
+def _next_step(spec: TaskSpec) -> bool:
     """Predicting the next step at every step (generation) rather than one answer for the whole sequence."""
     return bool(spec["task"] == "generation")
 
 
-def channels_for(spec: dict[str, Any]) -> int:
+def channels_for(spec: TaskSpec) -> int:
     """A whole sequence: WHOLE_CHANNELS, at least the features per step (W §III-B); the next step: as wide as
     the recurrent candidates' units (recurrent.hidden_for: Shi et al.'s 128-512 by vocabulary), as the
     reference's language models are wider than its classifiers."""
@@ -57,7 +55,7 @@ def channels_for(spec: dict[str, Any]) -> int:
     return round_width(max(WHOLE_CHANNELS, features))
 
 
-def tcn(spec: dict[str, Any]) -> Draft:
+def tcn(spec: TaskSpec) -> Draft:
     """The channels halve (not below MIN_CHANNELS) until the weights fit the data (sizing.fits_data), as the
     recurrent candidates' units do."""
     wanted = channels_for(spec)
@@ -98,7 +96,7 @@ def block(inputs: int, channels: int, kernel: int, dilation: int) -> list[Layer]
     return [layer("Residual", body=body, shortcut=shortcut), layer("ReLU")]
 
 
-def _tcn(spec: dict[str, Any], channels: int) -> Draft:
+def _tcn(spec: TaskSpec, channels: int) -> Draft:
     steps = int(spec["data"]["input_shape"][0])
     generating = _next_step(spec)
     kernel = KERNEL

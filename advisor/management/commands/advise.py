@@ -11,6 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from advisor import advice, devices, engine, export
+from advisor.contract import Recommendation
 
 
 class Command(BaseCommand):
@@ -63,7 +64,7 @@ class Command(BaseCommand):
         sys.exit(2)
 
 
-def write_code(recommendation: dict[str, Any], folder: Path) -> None:
+def write_code(recommendation: Recommendation, folder: Path) -> None:
     for index in range(len(recommendation["candidates"])):
         where = folder / str(index)
         where.mkdir(parents=True, exist_ok=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from advisor.contract import Verdict
+from advisor.contract import TrainingRun, Verdict
 from advisor.probe.learning import curve, data, reach, samples, train
 from advisor.probe.learning.nextstep import next_step
 from advisor.probe.learning.plan import ProbePlan
@@ -35,7 +35,7 @@ def thin(rows: list[dict[str, Any]], best: int | None, limit: int = MAX_ROWS) ->
     return [rows[i] for i in sorted(keep)]
 
 
-def _public(run: dict[str, Any]) -> dict[str, Any]:
+def _public(run: Mapping[str, Any]) -> dict[str, Any]:
     return {**run, "epochs": thin(run["epochs"], run.get("best_epoch"))}
 
 
@@ -72,11 +72,11 @@ def _train(
     split: data.Split,
     budget: float,
     plan: ProbePlan,
-) -> dict[str, Any]:
+) -> TrainingRun:
     what = f"training the {role} {str(candidate.get('family', '')).upper()}"
     clock.progress(what)
 
-    def on_epoch(run: dict[str, Any]) -> None:
+    def on_epoch(run: TrainingRun) -> None:
         if time.monotonic() - clock.last_emit >= EMIT_EVERY_S:
             clock.stage(role, _public(run), force=False)
             clock.progress(f"{what}: epoch {run['epochs'][-1]['epoch']}")
@@ -139,6 +139,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     splits = _Splits(sample, plan, split, base, seeds, scale=not ids, code_size=code[0])
     splits.base_seconds = time.monotonic() - fitting
     full_train = max(1, round(plan.full_examples * (1 - HOLD_OUT)))
+    # the verdict's and the curve's steps read runs as plain dicts (advisor/probe/learning/verdict.py)
     runs: dict[str, dict[str, Any] | None] = {"shallow": None, "deep": None}
     deep_note: str | None = None
     shallow_note: str | None = None
@@ -183,7 +184,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
         # shallow and deep each leave time for what follows: the deep network and the learning curve
         share = 0.35 if role == "shallow" and plan.target is not None and candidates["deep"] else 0.5
         try:
-            runs[role] = _train(clock, role, cand, split, clock.left() * share, plan)
+            runs[role] = dict(_train(clock, role, cand, split, clock.left() * share, plan))
         except Exception as exc:  # one candidate that cannot train on this data must not sink the other
             why = f"training failed: {type(exc).__name__}: {exc}"[:500]
             if role == "deep":

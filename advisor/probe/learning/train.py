@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from advisor.contract import EpochScore, TrainingRun
 from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
 from advisor.probe.learning.data import Split, Unsupported, score, trainable
 from advisor.probe.learning.samples import numel, shape_text
@@ -112,11 +113,11 @@ def train(
     max_epochs: int | None = None,
     full_examples: int | None = None,
     max_updates: int | None = None,
-    on_epoch: Callable[[dict[str, Any]], None] | None = None,
+    on_epoch: Callable[[TrainingRun], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     device: str = "cpu",
     clock: Callable[[], float] = time.monotonic,
-) -> dict[str, Any]:
+) -> TrainingRun:
     """Train until the candidate's training is done, the validation score has stopped improving, the budget is
     spent or `should_stop()` says so. Reports the held-out test score at the best validation epoch.
 
@@ -143,7 +144,7 @@ def train(
     epochs_cap = max(1, min(int(max_epochs or MAX_EPOCHS), math.ceil(updates / steps_per_epoch)))
     started = clock()
     generator = torch.Generator().manual_seed(seed)
-    run: dict[str, Any] = {
+    run: TrainingRun = {
         "family": candidate.get("family"),
         "depth": candidate.get("depth"),
         "parameters": candidate.get("parameters"),
@@ -192,7 +193,7 @@ def train(
         if not (math.isfinite(val) and math.isfinite(loss)):
             run["stopped"] = "diverged"
             break
-        row = {
+        row: EpochScore = {
             "epoch": epoch,
             "val": val,
             "test": test,
@@ -203,7 +204,7 @@ def train(
         run["epochs"].append(row)
         best = run["val_score"]
         if best is None or val > best + 1e-9 or (val >= best - 1e-9 and loss < best_loss):
-            run.update(best_epoch=epoch, val_score=val, score=test)
+            run["best_epoch"], run["val_score"], run["score"] = epoch, val, test
             best_state = copy.deepcopy(model.state_dict())
         best_loss = min(best_loss, loss)
         flat = plateau.update(val, loss)
