@@ -29,15 +29,9 @@ from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
+from advisor.engine import profile as curves
 from advisor.engine.costmodel import CELL_STEPS, LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
-from advisor.engine.profile import (
-    GRU_CURVE,
-    GRU_LONG_CURVE,
-    PLAIN_CELL_CURVE,
-    PROFILE_VERSION,
-    DeviceProfile,
-    ThreadProfile,
-)
+from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
@@ -308,8 +302,8 @@ def _at_threads(
             PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
             "recurrent_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in recurrent_long],
             "rnn_long": [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in simple_long],
-            GRU_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in gated],
-            GRU_LONG_CURVE: [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in gated_long],
+            curves.GRU_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in gated],
+            curves.GRU_LONG_CURVE: [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in gated_long],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {
