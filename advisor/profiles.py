@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import cast
 
+from advisor.engine.costmodel import with_current_factor
 from advisor.engine.profile import DeviceProfile, merge, trusted
 from advisor.models import Device
 
@@ -25,10 +26,11 @@ def store_profile(*, device: Device, profile: DeviceProfile) -> Device:
 
 def record_profile(*, device: Device, profile: DeviceProfile) -> Device:
     """A new profile into the device's history (its latest PROFILE_HISTORY of the same version, torch and
-    processor): the stored profile becomes the median of the trusted ones (engine.profile.merge). One taken
-    under contention (its `unreliable_reasons`) is kept in the history, to say when the device was last
-    profiled, but not merged; where none is trusted the newest stands alone, so that estimates have a
-    profile, and the worker profiles again sooner (workers.reprofile_due)."""
+    processor): the stored profile becomes the median of the trusted ones (engine.profile.merge), its step
+    factor derived again from the merged curves. One taken under contention (its `unreliable_reasons`) is
+    kept in the history, to say when the device was last profiled, but not merged; where none is trusted the
+    newest stands alone, so that estimates have a profile, and the worker profiles again sooner
+    (workers.reprofile_due)."""
     same = (profile["version"], profile["kind"], profile["processor"], profile["torch"])
     earlier = [
         p
@@ -38,4 +40,5 @@ def record_profile(*, device: Device, profile: DeviceProfile) -> Device:
     history = [*earlier, profile][-PROFILE_HISTORY:]
     device.profile_history = [dict(p) for p in history]
     kept = [p for p in history if trusted(p)]
-    return store_profile(device=device, profile=merge(kept) if kept else profile)
+    # the merged curves' own step factor: each profile's factor was its whole steps against its own curves
+    return store_profile(device=device, profile=with_current_factor(merge(kept)) if kept else profile)

@@ -33,7 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.generalise_specs import BUILD_SEED, EVALUATION_SEED, Configuration, configurations
+from bench.generalise_specs import (
+    BUILD_SEED,
+    EVALUATION_SEED,
+    EVALUATION_SEEDS,
+    Configuration,
+    configurations,
+)
 from bench.machine import describe, finish, machine_slug, write_result
 from bench.shi2016 import Progress, reexec_with_allocator
 
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> Path:
         "command": "python -m bench generalise " + " ".join(argv),
         "seed": args.seed,
         "seed_is": "evaluation"
-        if args.seed == EVALUATION_SEED
+        if args.seed in EVALUATION_SEEDS
         else "build"
         if args.seed == BUILD_SEED
         else "other",

@@ -197,7 +197,20 @@ def merge(profiles: list[DeviceProfile]) -> DeviceProfile:
         return {**newest, "merged": 1}
     threads: dict[str, ThreadProfile] = {}
     for count, rates in newest["threads"].items():
-        values: list[object] = [p["threads"][count] for p in same if count in p["threads"]]
-        merged = _median_of(values)
-        threads[count] = cast(ThreadProfile, merged) if isinstance(merged, dict) else rates
+        each = [p["threads"][count] for p in same if count in p["threads"]]
+        merged = _median_of(list[object](each))
+        if not isinstance(merged, dict):
+            threads[count] = rates
+            continue
+        threads[count] = cast(ThreadProfile, merged)
+        # The linear curve's works count each product's weights at its own profile's `product_weight_work`,
+        # so no two profiles share them and the pointwise median kept the newest one's curve, read with the
+        # median weight work: one profile's noisy small points set every linear layer (a merged estimate
+        # 40% over, though each profile alone was within 16%; bench/results/
+        # generalise_amd-epyc-2c_evaluation-3/README.md). The curve and its weight work go together, from
+        # the profile whose weight work is the median.
+        if all("product_weight_work" in r for r in each):
+            middle = sorted(each, key=lambda r: r["product_weight_work"])[(len(each) - 1) // 2]
+            threads[count]["linear"] = middle["linear"]
+            threads[count]["product_weight_work"] = middle["product_weight_work"]
     return {**newest, "threads": threads, "merged": len(same)}

@@ -32,6 +32,12 @@ CREATES = {
     "/api/v1/probes/": "202",
 }
 JSON_OBJECT = {"application/json": {"schema": {"type": "object"}}}
+IRIS = {  # the bundled iris sample's task
+    "task": "tabular",
+    "data": {"examples": 150, "input_shape": [4], "outputs": 3},
+    "hardware": {"cpu_cores": 2, "ram_gb": 8},
+    "target": {"accuracy": 0.9},
+}
 
 
 def with_every_method(schema: dict[str, Any], ids: dict[str, int] | None = None) -> dict[str, Any]:
@@ -41,7 +47,10 @@ def with_every_method(schema: dict[str, Any], ids: dict[str, int] | None = None)
     even where the fuzzer rarely creates one (a calibration needs a valid recommendation and device)."""
     schema = copy.deepcopy(schema)
     for path, ops in schema["paths"].items():
-        real = next((pk for prefix, pk in (ids or {}).items() if path.startswith(f"{prefix}{{id}}")), None)
+        # a path of its own in `ids` first, else its collection's
+        real = (ids or {}).get(path) or next(
+            (pk for prefix, pk in (ids or {}).items() if path.startswith(f"{prefix}{{id}}")), None
+        )
         for op in ops.values():
             for param in op.get("parameters", []) if real is not None else []:
                 if param.get("in") == "path" and param.get("name") == "id":
@@ -133,8 +142,10 @@ def run_schemathesis(
 
 def real_ids(user: Any, rec: Any, device: Any) -> dict[str, int]:
     """One object of each kind, the caller's own, for the `{id}` operations."""
+    from advisor import services
     from advisor.models import CalibrationJob
     from advisor.probe import services as probe_services
+    from advisor.probe.fit import probeable
     from advisor.probe.models import ProbeJob
 
     job = CalibrationJob.objects.create(
@@ -146,10 +157,20 @@ def real_ids(user: Any, rec: Any, device: Any) -> dict[str, int]:
         owner=user, recommendation=rec, sample=sample, device=device, time_limit_seconds=60,
         shallow_candidate=0,  # as submit_probe picks it: the probe's code download has a candidate
     )  # fmt: skip
+    # POST {id}/next/ on its own finished probe, of a recommendation the sample fits, whose verdict proposes
+    # a candidate, so that it is served (202, then 200 for the same next probe): on the queued probe it
+    # answers 400, and with random ids 404, which schemathesis reports as missing test data.
+    fits = services.advise(owner=user, spec=IRIS)
+    missed = ProbeJob.objects.create(
+        owner=user, recommendation=fits, sample=sample, device=device, time_limit_seconds=60,
+        shallow_candidate=0, status=ProbeJob.SUCCEEDED,
+        verdict={"met": False, "text": "below its target", "next": {"candidate": probeable(fits)[-1]}},
+    )  # fmt: skip
     return {
         "/api/v1/recommendations/": rec.pk,
         "/api/v1/calibrations/": job.pk,
         "/api/v1/samples/": sample.pk,
+        "/api/v1/probes/{id}/next/": missed.pk,
         "/api/v1/probes/": probe.pk,
     }
 

@@ -10,6 +10,7 @@ import pytest
 from advisor.engine import estimate_for, measured_estimate, recommend
 from advisor.engine.costmodel import (
     NO_INPUT_GRAD_SHARE,
+    factor_of,
     fastest_threads,
     step_cost,
     step_factor,
@@ -221,6 +222,19 @@ def test_a_profiles_step_factor_scales_the_whole_step(factor: float) -> None:
     assert scaled.compute == pytest.approx(factor * plain.compute)
 
 
+@pytest.mark.parametrize(("fewest", "more"), [(1.5, 3.0), (1.5, 0.6), (1.0, 1.0)])
+def test_every_thread_count_takes_the_fewest_threads_step_factor(fewest: float, more: float) -> None:
+    """The 2-thread whole steps' factor swings between profilings; the 1-thread one stands for every count."""
+    cnn = _families()["cnn"]
+    profile, same = copy.deepcopy(PROFILE), copy.deepcopy(PROFILE)
+    profile["threads"]["1"]["step_factor"], profile["threads"]["2"]["step_factor"] = fewest, more
+    same["threads"]["1"]["step_factor"] = same["threads"]["2"]["step_factor"] = fewest
+    for threads in (1, 2):
+        assert step_cost(cnn, batch_size=64, threads=threads, profile=profile) == step_cost(
+            cnn, batch_size=64, threads=threads, profile=same
+        )
+
+
 def _ffn(layers: list[dict[str, Any]], input_shape: list[int]) -> dict[str, Any]:
     return {
         "family": "ffn",
@@ -253,7 +267,8 @@ def test_a_first_layer_fed_by_data_skips_its_inputs_gradient(
     (a layer with parameters) the same layer needs its input's gradient again."""
     rates = PROFILE["threads"]["1"]
     alone = step_cost(_ffn([first], input_shape), batch_size=64, threads=1, profile=PROFILE).compute
-    assert alone == pytest.approx(NO_INPUT_GRAD_SHARE * interpolate(rates[curve], 64 * work))  # type: ignore[literal-required]
+    expected = NO_INPUT_GRAD_SHARE * interpolate(rates[curve], 64 * work)  # type: ignore[literal-required]
+    assert alone == pytest.approx(factor_of(PROFILE) * expected)
     behind_a_flatten = _ffn([{"kind": "Flatten", "args": {}}, first], input_shape)
     if first["kind"] == "Linear":  # a view in front changes nothing: its input is still data
         assert step_cost(
@@ -261,7 +276,7 @@ def test_a_first_layer_fed_by_data_skips_its_inputs_gradient(
         ).compute == pytest.approx(alone)
     second = _ffn([first, first] if first["kind"] == "Linear" else [first, _conv(32, 32)], input_shape)
     both = step_cost(second, batch_size=64, threads=1, profile=PROFILE).compute
-    assert both > alone + 0.99 * interpolate(rates[curve], 64 * work)  # type: ignore[literal-required]
+    assert both > alone + 0.99 * factor_of(PROFILE) * interpolate(rates[curve], 64 * work)  # type: ignore[literal-required]
 
 
 def _embedding(kind: str, table: int, dim: int) -> dict[str, Any]:
@@ -285,12 +300,13 @@ def test_an_embedding_moves_the_looked_up_values_and_writes_the_whole_tables_gra
     looked_up = step_cost(
         _ffn([_embedding(kind, table, dim)], [steps]), batch_size=batch, threads=1, profile=PROFILE
     )
-    walk = interpolate(rates["elementwise"], batch * steps * dim) + interpolate(
-        rates["elementwise"], table * dim
+    walk = factor_of(PROFILE) * (
+        interpolate(rates["elementwise"], batch * steps * dim)
+        + interpolate(rates["elementwise"], table * dim)
     )
     optimiser = looked_up.other - bare.other - walk  # the table is a parameter tensor the optimiser steps
     assert looked_up.compute == 0.0
-    assert 0 < optimiser <= interpolate(rates["optimizer"]["sgd"], table * dim) + 1e-12
+    assert 0 < optimiser <= factor_of(PROFILE) * interpolate(rates["optimizer"]["sgd"], table * dim) + 1e-12
 
 
 @pytest.mark.parametrize(("batch", "bound"), [(1, "memory"), (4096, "compute")])
@@ -305,7 +321,8 @@ def test_a_product_is_bound_by_moving_its_weights_at_a_small_batch_and_by_its_fl
     flops = interpolate(rates["linear"], batch * 2 * 4096 * 4096)
     memory = interpolate(rates["elementwise"], batch * 2 * 4096 + 4096 * 4096 + 4096)
     expected = max(NO_INPUT_GRAD_SHARE * flops, memory) + max(flops, memory)
-    assert step_cost(network, batch_size=batch, threads=1, profile=PROFILE).compute == pytest.approx(expected)
+    seconds = step_cost(network, batch_size=batch, threads=1, profile=PROFILE).compute
+    assert seconds == pytest.approx(factor_of(PROFILE) * expected)
     assert (memory > flops) == (bound == "memory")
 
 
@@ -315,6 +332,7 @@ def test_the_step_factor_is_derived_from_the_stored_whole_steps_by_todays_model(
     rates = profile["threads"]["1"]
     modelled = [
         step_cost(c, batch_size=c["training"]["batch_size"], threads=1, profile=PROFILE).seconds
+        / factor_of(PROFILE)
         for c in WHOLE_STEPS
     ]
     rates["whole_step_seconds"] = [ratio * m for m in modelled]
@@ -374,7 +392,7 @@ def test_a_products_work_counts_its_weights_own_cost(batch: int, kappa: float, r
     work = interpolate(rates["linear"], batch * 2 * 3072 * 4608 + kappa * weights)
     memory = interpolate(rates["elementwise"], batch * (3072 + 4608) + weights)
     seconds = step_cost(network, batch_size=batch, threads=1, profile=profile).compute
-    assert seconds == pytest.approx(max(work, memory))
+    assert seconds == pytest.approx(factor_of(profile) * max(work, memory))
     plain = copy.deepcopy(profile)
     plain["threads"]["1"]["product_weight_work"] = 0.0
     assert seconds >= ratio * step_cost(network, batch_size=batch, threads=1, profile=plain).compute
@@ -419,12 +437,12 @@ def test_a_recurrent_layers_call_costs_a_fixed_part_and_a_part_per_step(
     rates["rnn"] = [[1e3, 100e-6], [1e9, 100e-6]]
     rates["rnn_long"] = [[1e3, 40e-6], [1e9, 40e-6]]
     assert step_cost(_rnn(steps, layers), batch_size=16, threads=1, profile=profile).compute == pytest.approx(
-        calls
+        factor_of(profile) * calls
     )
     older = copy.deepcopy(profile)  # without the long curve: 100 us a step whatever the length
     del older["threads"]["1"]["rnn_long"]
     assert step_cost(_rnn(steps, layers), batch_size=16, threads=1, profile=older).compute == pytest.approx(
-        layers * steps * 100e-6
+        factor_of(profile) * layers * steps * 100e-6
     )
 
 
@@ -446,6 +464,25 @@ def test_profiles_merge_point_by_point_into_their_median() -> None:
     assert trusted(one) and not trusted({**one, "unreliable_reasons": [{"code": "runnable", "text": ""}]})
 
 
+def test_the_linear_curve_merges_with_its_weight_work_from_the_median_profile() -> None:
+    """A linear curve's works count the weights at its own profile's product_weight_work, so curves of
+    different profiles share no works: the merged one is a whole curve and its weight work, from the profile
+    whose weight work is the median, whichever profile is the newest."""
+    profiles = []
+    for kappa, scale in ((10.0, 0.1), (30.0, 1.0), (20.0, 5.0)):  # the newest last: kappa 20, a slow curve
+        p = copy.deepcopy(PROFILE)
+        for rates in p["threads"].values():
+            rates["product_weight_work"] = kappa
+            rates["linear"] = [[w + kappa, s * scale] for w, s in rates["linear"]]
+        profiles.append(p)
+    merged = merge(profiles)
+    for count, rates in merged["threads"].items():
+        assert rates["product_weight_work"] == 20.0
+        assert rates["linear"] == profiles[2]["threads"][count]["linear"]
+    profiles[2], profiles[1] = profiles[1], profiles[2]  # the median profile is no longer the newest
+    assert merge(profiles)["threads"]["1"]["linear"] == profiles[1]["threads"]["1"]["linear"]
+
+
 @pytest.mark.parametrize(("loss", "passes"), [("cross_entropy", 1.5), ("mse", 1.5), ("cd1", 0.0)])
 def test_a_loss_costs_passes_over_the_values_it_reads(loss: str, passes: float) -> None:
     """A next-token model's cross-entropy over steps x vocabulary is a fifth of its step: the loss is
@@ -456,7 +493,7 @@ def test_a_loss_costs_passes_over_the_values_it_reads(loss: str, passes: float) 
     quiet = {**network, "training": {"loss": "none"}}
     charged = step_cost(network, batch_size=32, threads=1, profile=PROFILE)
     bare = step_cost(quiet, batch_size=32, threads=1, profile=PROFILE)
-    factor = rates.get("step_factor", 1.0)
+    factor = factor_of(PROFILE)
     expected = passes * interpolate(rates["elementwise"], 32 * 40 * 5000, launch=False)
     assert charged.other - bare.other == pytest.approx(factor * expected)
     assert charged.compute == bare.compute
