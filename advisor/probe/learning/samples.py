@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -200,7 +200,7 @@ def as_values(sample: Sample) -> np.ndarray:
 def save(sample: Sample, path: Path) -> int:
     """Write atomically (a temporary file renamed into place): a crash leaves no half-written sample."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays: dict[str, Any] = {"x": sample.x, "label_kind": np.array(sample.label_kind)}
+    arrays: dict[str, np.ndarray] = {"x": sample.x, "label_kind": np.array(sample.label_kind)}
     if sample.y is not None:
         arrays["y"] = sample.y
     arrays["classes"] = np.array(sample.classes, dtype=str) if sample.classes else np.zeros(0, dtype="<U1")
@@ -223,7 +223,26 @@ def load(path: Path) -> Sample:
 
 # --- demo data, bundled with scikit-learn (no download) ------------------------------------------------
 
-DEMOS: dict[str, dict[str, Any]] = {
+
+class DemoData(TypedDict):
+    examples: int
+    input_shape: list[int]
+    outputs: int
+
+
+class DemoSpec(TypedDict):
+    """The part of a TaskSpec a demo data set fills in (its task and its data's shape)."""
+
+    task: str
+    data: DemoData
+
+
+class Demo(TypedDict):
+    title: str
+    spec: DemoSpec
+
+
+DEMOS: dict[str, Demo] = {
     "digits": {
         "title": "Handwritten digits (8x8 greyscale, 10 classes, 1,797 images)",
         "spec": {"task": "vision", "data": {"examples": 1797, "input_shape": [1, 8, 8], "outputs": 10}},
