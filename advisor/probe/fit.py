@@ -29,14 +29,15 @@ def facts_of(sample: DataSample) -> samples.SampleFacts:
 def fit_errors(*, facts: samples.SampleFacts, spec: TaskSpec) -> dict[str, list[str]]:
     """What stops a sample with these facts serving the spec's task ({} when nothing). Labels are needed
     for supervised goals only: a generation task takes an unlabelled sample."""
-    data = spec.get("data") or {}
+    data = spec.get("data")
+    input_shape = (data.get("input_shape") if data else None) or []
     if spec.get("task") == "generation":
-        return generation.check_fit(facts, input_shape=data.get("input_shape") or [])
+        return generation.check_fit(facts, input_shape=input_shape)
     return check_fit(
         facts,
         goal=spec.get("goal") or "classify",
-        input_shape=data.get("input_shape") or [],
-        outputs=data.get("outputs"),
+        input_shape=input_shape,
+        outputs=data.get("outputs") if data else None,
     )
 
 

@@ -156,12 +156,9 @@ def next_step(
         }[diagnosis]
         return step
     cand = pick["candidate"]
-    step.update(
-        candidate=pick["index"],
-        family=cand.get("family"),
-        depth=cand.get("depth"),
-        parameters=int(cand.get("parameters") or 0),
-    )
+    step["candidate"] = pick["index"]
+    step["family"], step["depth"] = cand.get("family"), cand.get("depth")
+    step["parameters"] = int(cand.get("parameters") or 0)
     if change:
         step["reason"] = f"probe {_title(pick)} again, {change}"
     else:

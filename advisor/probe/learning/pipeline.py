@@ -63,10 +63,11 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     clock.progress("loading the sample")
     sample = samples.load(Path(plan.sample_path))  # 1
     entries = [e for e in (plan.shallow, plan.deep) if e is not None]
-    ids = any((e["candidate"].get("io") or {}).get("vocab_size") for e in entries)  # token ids stay whole
+    ios = [io for e in entries if (io := e["candidate"].get("io"))]
+    ids = any(io.get("vocab_size") for io in ios)  # token ids stay whole numbers: not standardised
     splits = split.split_sample(sample, plan, clock, scale=not ids)  # 2
-    code = (plan.shallow["candidate"].get("hidden_sizes") if plan.shallow else None) or [None]
-    baselines = baseline.fit_baseline(splits, clock, code_size=code[0])  # 3
+    sizes = plan.shallow["candidate"].get("hidden_sizes") if plan.shallow else None
+    baselines = baseline.fit_baseline(splits, clock, code_size=sizes[0] if sizes else None)  # 3
     tried = train.Tried()
     for role in ROLES:
         trained = train.train_role(role, plan, splits.first, tried, clock)  # 4

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -200,7 +200,7 @@ def as_values(sample: Sample) -> np.ndarray:
 def save(sample: Sample, path: Path) -> int:
     """Write atomically (a temporary file renamed into place): a crash leaves no half-written sample."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays: dict[str, np.ndarray] = {"x": sample.x, "label_kind": np.array(sample.label_kind)}
+    arrays: dict[str, Any] = {"x": sample.x, "label_kind": np.array(sample.label_kind)}
     if sample.y is not None:
         arrays["y"] = sample.y
     arrays["classes"] = np.array(sample.classes, dtype=str) if sample.classes else np.zeros(0, dtype="<U1")

@@ -54,7 +54,8 @@ def trainable(candidate: Candidate, goal: str) -> str | None:
     # a network trained by backpropagation, alone or after pre-training, has an output to score
     if not candidate.get("networks") or family_of(candidate).step not in (BACKPROP, PRETRAINED):
         return f"a {candidate.get('family', '?').upper()} has no supervised output to score"
-    target = (candidate.get("io") or {}).get("target") or "class"
+    io = candidate.get("io")
+    target = (io.get("target") if io else None) or "class"
     if target not in SUPPORTED_TARGETS.get(goal, ()):
         return f"its target {target!r} does not fit the goal {goal!r}"
     return None

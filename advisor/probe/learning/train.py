@@ -133,7 +133,7 @@ def train(
     should_stop: Callable[[], bool] | None = None,
     device: str = "cpu",
     clock: Callable[[], float] = time.monotonic,
-) -> TrainingRun:
+) -> ScoredRun:
     """Train until the candidate's training is done, the validation score has stopped improving, the budget is
     spent or `should_stop()` says so. Reports the held-out test score at the best validation epoch.
 
@@ -150,17 +150,17 @@ def train(
     tensors = _Data(candidate, data, dev)
     step = make_step(candidate, dev)
     model = _model(step.nets)
-    training = candidate.get("training") or {}
+    training = candidate.get("training")  # absent from a hand-written candidate: the defaults below
     n = len(tensors.x_train)
-    batch = max(1, min(int(training.get("batch_size") or 32), n))
+    batch = max(1, min(int((training.get("batch_size") if training else None) or 32), n))
     steps_per_epoch = math.ceil(n / batch)
-    epochs = int(training.get("epochs") or 50)
+    epochs = int((training.get("epochs") if training else None) or 50)
     updates = epochs * math.ceil(max(full_examples or n, n) / batch)
     updates = min(updates, max_updates or updates)
     epochs_cap = max(1, min(int(max_epochs or MAX_EPOCHS), math.ceil(updates / steps_per_epoch)))
     started = clock()
     generator = torch.Generator().manual_seed(seed)
-    run: TrainingRun = {
+    run: ScoredRun = {  # a TrainingRun: the score step adds its spread over repeated splits
         "family": candidate.get("family"),
         "depth": candidate.get("depth"),
         "parameters": candidate.get("parameters"),
@@ -342,14 +342,14 @@ def train_role(role: str, plan: ProbePlan, split: Split, tried: Tried, clock: Cl
         tried.notes[role] = f"the {role} candidate {why}"
         clock.stage(role, Skipped(skipped=why, family=cand.get("family")))
         return None
-    run: ScoredRun = {**trained}
+    run = trained.copy()
     tried.runs[role] = run
     return RoleRun(role, cand, run, share)
 
 
 def _train_shown(
     clock: Clock, role: str, candidate: Candidate, split: Split, budget: float, plan: ProbePlan
-) -> TrainingRun:
+) -> ScoredRun:
     """`train`, its stage sent as it trains (at most every EMIT_EVERY_S) and once when it ends."""
     what = f"training the {role} {str(candidate.get('family', '')).upper()}"
     clock.progress(what)

@@ -162,7 +162,8 @@ def verdict(
         deep_needed = True
         both = f"shallow {f(sh)}{sh_unit}, {deep_name} {f(dp)}{dp_unit}"
         text = f"neither reaches the target {t} on the sample: {both}{exp_text}"
-        if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
+        estimate = None if expected is None else expected["estimate"]
+        if estimate is not None and estimate >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
     for label, run in (("shallow", shallow), ("deep", deep)):
         trained, held = train_score(run), reported(run)
