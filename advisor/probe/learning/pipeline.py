@@ -81,10 +81,10 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
     fitted = None
     run = None if chosen is None else tried.runs[chosen]
     picked = None if chosen is None else entry[chosen]
-    if run is not None and picked is not None:
+    if run is not None and picked is not None:  # 6: the learning curve of the network chosen
         fitted = curve.learning_curve(
             picked["candidate"], run, splits.first, plan, clock, full_train=full_train
-        )  # 6
+        )
     found = verdict.Findings(
         metric=splits.first.metric,
         test_examples=len(splits.first.x_test),
