@@ -45,7 +45,7 @@ def _spec(name: str) -> tuple[samples.Sample, dict[str, Any]]:
 
 
 def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
-    from advisor.probe.learning.probe import shallow_first
+    from advisor.probe.learning.pipeline import shallow_first
 
     sample, spec = _spec(name)
     candidates = recommend(spec)["candidates"]

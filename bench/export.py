@@ -33,7 +33,7 @@ MARGIN = 0.01  # one point of accuracy
 
 def probe(rec: dict[str, Any], sample_path: Path, seed: int, budget: float) -> dict[str, Any]:
     """The probe's stages as a ProbeJob stores them (`results`), and `roles`: each role's candidate index."""
-    from advisor.probe.learning.probe import shallow_first
+    from advisor.probe.learning.pipeline import shallow_first
 
     spec, candidates = rec["spec"], rec["candidates"]
     roles = {

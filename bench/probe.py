@@ -40,7 +40,7 @@ WITHIN = 0.005  # half a point of accuracy
 def product(spec: dict[str, Any], budget: float) -> dict[str, Any]:
     """The probe's own answer on the digits sample, as a worker runs it (its plan as running.make_plan
     builds it: the first shallow and the first deep candidate, every candidate offered to the next step)."""
-    from advisor.probe.learning.probe import shallow_first
+    from advisor.probe.learning.pipeline import shallow_first
 
     candidates = recommend(spec)["candidates"]
     first = {

@@ -4,12 +4,11 @@ the check that refuses a probe (services.submit_probe) and the one that offers p
 
 from __future__ import annotations
 
-from typing import Any
-
+from advisor.contract import Candidate, TaskSpec
 from advisor.models import Recommendation
 from advisor.probe import conf
 from advisor.probe.learning import generation, samples
-from advisor.probe.learning.data import check_fit, trainable
+from advisor.probe.learning.split import check_fit, trainable
 from advisor.probe.models import DataSample
 
 
@@ -27,24 +26,25 @@ def facts_of(sample: DataSample) -> samples.SampleFacts:
     return facts
 
 
-def fit_errors(*, facts: samples.SampleFacts, spec: dict[str, Any]) -> dict[str, list[str]]:
+def fit_errors(*, facts: samples.SampleFacts, spec: TaskSpec) -> dict[str, list[str]]:
     """What stops a sample with these facts serving the spec's task ({} when nothing). Labels are needed
     for supervised goals only: a generation task takes an unlabelled sample."""
-    data = spec.get("data") or {}
+    data = spec.get("data")
+    input_shape = (data.get("input_shape") if data else None) or []
     if spec.get("task") == "generation":
-        return generation.check_fit(facts, input_shape=data.get("input_shape") or [])
+        return generation.check_fit(facts, input_shape=input_shape)
     return check_fit(
         facts,
         goal=spec.get("goal") or "classify",
-        input_shape=data.get("input_shape") or [],
-        outputs=data.get("outputs"),
+        input_shape=input_shape,
+        outputs=data.get("outputs") if data else None,
     )
 
 
 def pick_candidates(rec: Recommendation) -> tuple[int | None, int | None]:
     """The first shallow and the first deep candidate of the recommendation (net.shallow.first); for a
     generation task, no shallow one and, as the deep one, the first that generates from noise."""
-    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    candidates: list[Candidate] = rec.result.get("candidates", [])
     if rec.spec.get("task") == "generation":
         return None, generation.generator_index(candidates)
     shallow = next((i for i, c in enumerate(candidates) if c.get("depth") == "shallow"), None)
@@ -57,7 +57,7 @@ def probeable(rec: Recommendation) -> list[int]:
     server's parameter cap), in the recommendation's order: those a next step may propose."""
     goal = rec.spec.get("goal") or "classify"
     cap = conf.value("PROBE_MAX_PARAMETERS")
-    candidates: list[dict[str, Any]] = rec.result.get("candidates", [])
+    candidates: list[Candidate] = rec.result.get("candidates", [])
     return [
         i
         for i, c in enumerate(candidates)

@@ -9,7 +9,7 @@ from django.core.validators import MaxValueValidator
 
 from advisor.engine.units import plural, shape
 from advisor.probe import conf
-from advisor.probe.learning.samples import DEMOS
+from advisor.probe.learning.samples import DEMOS, Demo
 
 
 class SampleForm(forms.Form):
@@ -27,7 +27,7 @@ class SampleForm(forms.Form):
         if spec:  # say which bundled sets have this task's shape and outputs
             data = spec.get("data") or {}
 
-            def fits(demo: dict[str, Any]) -> bool:
+            def fits(demo: Demo) -> bool:
                 mine = demo["spec"]["data"]
                 return bool(
                     mine["input_shape"] == data.get("input_shape") and mine["outputs"] == data.get("outputs")

@@ -4,7 +4,7 @@ latest probes measured, and which of a user's recommendations each kept sample c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.db.models import QuerySet
 
@@ -102,7 +102,19 @@ def time_to_target(entry: ProbeEstimate) -> tuple[float, str] | None:
     return None
 
 
-def expected_first(estimates: dict[int, ProbeEstimate]) -> dict[str, Any] | None:
+class ExpectedFirst(TypedDict):
+    """The probed candidate the probes' curves bring to the target soonest, and how that was told."""
+
+    index: int
+    seconds: float
+    how: str  # "measured" or "predicted"
+    probe: int
+    compared: list[int]  # the candidates whose probes expect them to reach the target
+    family: NotRequired[str | None]  # expected_first_of: the candidate's
+    depth: NotRequired[str | None]
+
+
+def expected_first(estimates: dict[int, ProbeEstimate]) -> ExpectedFirst | None:
     """Among the probed candidates whose probe expects them to reach the target, the one its curves bring
     there soonest (issue 25 item 1): {"index", "seconds", "how", "probe", "compared"}, None where no probe
     expects any to. The recommendation keeps its order (calibrations, probes and downloads address
@@ -121,14 +133,15 @@ def expected_first(estimates: dict[int, ProbeEstimate]) -> dict[str, Any] | None
     }
 
 
-def expected_first_of(rec: Recommendation) -> dict[str, Any] | None:
+def expected_first_of(rec: Recommendation) -> ExpectedFirst | None:
     """expected_first of the recommendation's latest probe estimates, with the candidate's family."""
     first = expected_first(latest_probe_estimates(rec))
     if first is None:
         return None
     candidates = rec.result.get("candidates", [])
     cand = candidates[first["index"]] if first["index"] < len(candidates) else {}
-    return {**first, "family": cand.get("family"), "depth": cand.get("depth")}
+    first["family"], first["depth"] = cand.get("family"), cand.get("depth")
+    return first
 
 
 def sample_offers(owner: Any, sample_rows: list[DataSample]) -> list[SampleOffers]:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from advisor import jobs
 from advisor.probe.fit import probeable
 from advisor.probe.learning.child import run_in_child
-from advisor.probe.learning.plan import ProbePlan
+from advisor.probe.learning.plan import EpochTime, PlanEntry, ProbePlan
 from advisor.probe.models import ProbeJob
 from advisor.probe.services import PROBES
 from advisor.queries import seconds_per_epoch
@@ -47,7 +47,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
     rec = job.recommendation
     roles = {"shallow": job.shallow_candidate, "deep": job.deep_candidate}
     chosen = {
-        role: {"index": index, "candidate": rec.result["candidates"][index]}
+        role: PlanEntry(index=index, candidate=rec.result["candidates"][index])
         for role, index in roles.items()
         if index is not None
     }
@@ -68,9 +68,9 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         budget_s=float(job.time_limit_seconds),
         seed=int(job.options.get("seed", 0)),
         device="cpu" if job.device.kind == "cpu" else f"cuda:{job.device.index}",
-        seconds_per_epoch={k: v for k, v in spe.items() if v},
+        seconds_per_epoch={k: EpochTime(seconds=v["seconds"], basis=v["basis"]) for k, v in spe.items() if v},
         task=task,
-        candidates=[{"index": i, "candidate": rec.result["candidates"][i]} for i in probeable(rec)],
+        candidates=[PlanEntry(index=i, candidate=rec.result["candidates"][i]) for i in probeable(rec)],
         tried=tried,
         previous=job.previous_id,
     )

@@ -19,6 +19,7 @@ from advisor.probe import conf, queries, services
 from advisor.probe.fit import facts_of, pick_candidates, probe_fit
 from advisor.probe.forms import ProbeForm, SampleForm
 from advisor.probe.generation_views import generation_page, is_generation
+from advisor.probe.learning.curve import CurveFit
 from advisor.probe.learning.samples import SampleError
 from advisor.probe.learning.verdict import interval_words
 from advisor.probe.models import ProbeJob
@@ -129,7 +130,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if is_generation(job):  # a generator's probe: its two-sample score, on a page of its own
         return generation_page(request, job)
     target = (job.recommendation.spec.get("target") or {}).get("accuracy")
-    curve = job.results.get("curve") or {}
+    curve: CurveFit | None = job.results.get("curve")
     followed_by = list(job.next_probes.order_by("pk"))
     chain = [*job.chain(), *followed_by]
     context = {
@@ -139,7 +140,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         "next_probe": next(
             (p for p in followed_by if p.status not in (ProbeJob.FAILED, ProbeJob.CANCELLED)), None
         ),
-        "expected_words": interval_words(curve) if curve.get("estimate") is not None else "",
+        "expected_words": interval_words(curve) if curve and curve.get("estimate") is not None else "",
         "results": job.results,
         "verdict": job.verdict,
         "charts": probe_charts(job.results, target),

@@ -1,5 +1,6 @@
-"""The generation probe's learning side (advisor/probe/learning/generation.py): a generator trained by the
-shared loop on a tiny ring of Gaussians, its scale, its stop, and the probe's stages and verdict."""
+"""The generation probe's learning side (advisor/probe/learning/generation.py, pipeline.py): a generator
+trained by the shared loop on a tiny ring of Gaussians, its scale, its stop, and the probe's stages and
+verdict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 import pytest
 
 from advisor.engine import recommend
-from advisor.probe.learning import data, generation, samples
+from advisor.probe.learning import generation, pipeline, samples, verdict
+from advisor.probe.learning import split as splitting
 from advisor.probe.learning.plan import ProbePlan
 
 EXAMPLES = 800
@@ -38,8 +40,8 @@ def short(family: str, epochs: int) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def split() -> data.Split:
-    return data.split(samples.Sample(ring(EXAMPLES), None, "none"), goal="compress", seed=0, scale=False)
+def split() -> splitting.Split:
+    return splitting.split(samples.Sample(ring(EXAMPLES), None, "none"), goal="compress", seed=0, scale=False)
 
 
 def test_the_engine_recommends_a_generator_first_and_the_probe_picks_it() -> None:
@@ -56,7 +58,7 @@ def test_the_engine_recommends_a_generator_first_and_the_probe_picks_it() -> Non
 
 
 @pytest.mark.slow
-def test_a_short_training_beats_the_same_generator_untrained(split: data.Split) -> None:
+def test_a_short_training_beats_the_same_generator_untrained(split: splitting.Split) -> None:
     """The GAN: untrained, its generator draws a small blob that a classifier always tells from the ring
     (0 here); a few hundred adversarial updates spread it over the ring. (A VAE's untrained Gaussian decoder
     already draws the standardised data's N(0, 1) marginal, and a short training leaves it there: no test.)"""
@@ -83,7 +85,7 @@ def test_a_short_training_beats_the_same_generator_untrained(split: data.Split) 
     assert run["best_epoch"] == next(r["epoch"] for r in rows if r["val"] == run["val_score"])
 
 
-def test_it_stops_when_asked_and_scores_where_it_stopped(split: data.Split) -> None:
+def test_it_stops_when_asked_and_scores_where_it_stopped(split: splitting.Split) -> None:
     calls = iter(range(10**6))
     stop_after = 7  # updates
     run = generation.train_generator(
@@ -146,7 +148,7 @@ def test_it_probes_a_generation_sample_in_stages(tmp_path: Any, family: str) -> 
         task="generation",
     )
     events: list[dict[str, Any]] = []
-    answer = generation.probe_generation(plan, events.append)
+    answer = pipeline.probe_generation(plan, events.append)
     stages = [e["stage"] for e in events if e["type"] == "stage"]
     assert stages[:2] == ["split", "baseline"] and stages[-2:] == ["generator", "verdict"]
     final = [e["data"] for e in events if e["type"] == "stage" and e["stage"] == "generator"][-1]
@@ -180,7 +182,7 @@ def test_it_reports_a_generator_it_cannot_train(tmp_path: Any) -> None:
         {"index": 0, "candidate": broken},
         task="generation",
     )
-    answer = generation.probe_generation(plan, lambda event: None)
+    answer = pipeline.probe_generation(plan, lambda event: None)
     assert answer["score"] is None and answer["met"] is None and answer["chosen"] is None
     assert "cannot be probed" in answer["text"] and "shape [3]" in answer["text"]
     assert answer["baseline_score"] is not None  # the baseline still ran
@@ -215,7 +217,7 @@ def test_its_verdict_says_met_or_missed_beside_the_baseline(
     run = (
         None if score is None else {"score": score, "stopped": "epochs", "updates": 10, "planned_updates": 10}
     )
-    answer = generation.generation_verdict(
+    answer = verdict.generation_verdict(
         family="vae", target=target, run=run, baseline=BASE, test_examples=800
     )
     assert answer["met"] is met and answer["score"] == score and answer["baseline_score"] == 0.96

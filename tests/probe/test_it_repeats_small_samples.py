@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from advisor.engine import recommend
-from advisor.probe.learning import data, samples
+from advisor.probe.learning import baseline, samples
+from advisor.probe.learning import split as splitting
 from advisor.probe.learning.plan import ProbePlan
 from advisor.probe.learning.verdict import verdict
 
@@ -25,12 +26,12 @@ IRIS_SPEC: dict[str, Any] = {
 
 @pytest.mark.parametrize(
     ("test_examples", "repeats"),
-    [(30, 3), (359, 3), (data.REPEAT_BELOW - 1, 3), (data.REPEAT_BELOW, 1), (10_000, 1)],
+    [(30, 3), (359, 3), (splitting.REPEAT_BELOW - 1, 3), (splitting.REPEAT_BELOW, 1), (10_000, 1)],
 )
 def test_it_repeats_the_split_only_where_one_split_decides_by_a_few_examples(
     test_examples: int, repeats: int
 ) -> None:
-    assert data.repeats_for(test_examples) == repeats
+    assert splitting.repeats_for(test_examples) == repeats
 
 
 @pytest.mark.parametrize(
@@ -48,7 +49,7 @@ def test_it_reports_the_median_and_range_of_the_splits_it_measured(
     high: float | None,
     splits: int | None,
 ) -> None:
-    answer = data.spread(scores, [0, 1, 2])
+    answer = splitting.spread(scores, [0, 1, 2])
     if median is None:
         assert answer is None
         return
@@ -62,12 +63,12 @@ def test_it_reports_the_median_and_range_of_the_splits_it_measured(
 def test_it_tunes_both_classical_models_on_the_training_split_and_keeps_the_better_by_cross_validation() -> (
     None
 ):
-    split = data.split(samples.demo("digits"), goal="classify", seed=1)
-    base = data.baseline(split, seed=1)
+    split = splitting.split(samples.demo("digits"), goal="classify", seed=1)
+    base = baseline.baseline(split, seed=1)
     tried = {m["model"]: m for m in base["models"]}
     assert set(tried) == {"logistic regression", "RBF SVM"}
-    assert tried["logistic regression"]["params"]["C"] in data.LINEAR_C
-    assert tried["RBF SVM"]["params"]["C"] in data.SVM_C
+    assert tried["logistic regression"]["params"]["C"] in baseline.LINEAR_C
+    assert tried["RBF SVM"]["params"]["C"] in baseline.SVM_C
     best = max(base["models"], key=lambda m: m["cv_score"])  # chosen by cross-validation, not by the test
     assert base["model"].startswith(best["model"]) and base["score"] == best["score"]
     assert base["score"] > 0.9 and "cross-validation on the training split" in base["chosen_by"]
@@ -86,8 +87,8 @@ def test_it_tunes_a_regression_baseline_and_says_what_it_left_out(
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 5)).astype(np.float32)
     y = np.stack([np.sin(x[:, 0]) + x[:, 1] * (k + 1) for k in range(targets)], axis=1).astype(np.float32)
-    split = data.split(samples.Sample(x, y, "value"), goal="regress")
-    base = data.baseline(split)
+    split = splitting.split(samples.Sample(x, y, "value"), goal="regress")
+    base = baseline.baseline(split)
     assert {m["model"] for m in base["models"]} == models
     assert base["metric"] == "r2" and base["score"] > 0.5
     assert (note is None) == (not base["notes"]) and (note is None or note in base["notes"][0])
@@ -96,7 +97,7 @@ def test_it_tunes_a_regression_baseline_and_says_what_it_left_out(
 def _run(score: float, spread: list[float] | None, family: str = "ffn") -> dict[str, Any]:
     run: dict[str, Any] = {"family": family, "score": score, "train_score": 1.0}
     if spread:
-        run["spread"] = data.spread(list(spread), list(range(len(spread))))
+        run["spread"] = splitting.spread(list(spread), list(range(len(spread))))
     return run
 
 
@@ -136,7 +137,7 @@ def test_it_words_the_verdict_by_the_median_and_shows_the_range(
 
 @pytest.mark.slow
 def test_it_scores_iris_on_three_paired_splits_and_keeps_the_first_for_the_code(tmp_path: Any) -> None:
-    from advisor.probe.learning.probe import shallow_first
+    from advisor.probe.learning.pipeline import shallow_first
 
     samples.save(samples.demo("iris"), tmp_path / "iris.npz")
     candidates = recommend(IRIS_SPEC)["candidates"]
@@ -150,7 +151,7 @@ def test_it_scores_iris_on_three_paired_splits_and_keeps_the_first_for_the_code(
     for event in events:
         if event["type"] == "stage":
             stages[event["stage"]] = event["data"]
-    first = data.split(samples.demo("iris"), goal="classify", seed=0)
+    first = splitting.split(samples.demo("iris"), goal="classify", seed=0)
     assert stages["split"]["seeds"] == [0, 1, 2] and stages["split"]["seed"] == 0
     assert stages["split"]["indices"] == first.indices  # a code download reproduces the first split
     shallow = stages["shallow"]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from advisor.engine import recommend
-from advisor.probe.learning import curve, data, samples, train
+from advisor.probe.learning import curve, samples, train
+from advisor.probe.learning import split as splitting
 from advisor.probe.learning.verdict import verdict
 
 IRIS_SPEC: dict[str, Any] = {
@@ -20,8 +21,8 @@ IRIS_SPEC: dict[str, Any] = {
 
 
 @pytest.fixture(scope="module")
-def iris() -> data.Split:
-    return data.split(samples.demo("iris"), goal="classify")
+def iris() -> splitting.Split:
+    return splitting.split(samples.demo("iris"), goal="classify")
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def iris_shallow() -> dict[str, Any]:
     return next(c for c in candidates if c["depth"] == "shallow")
 
 
-def test_it_splits_three_ways_stratified_and_disjoint(iris: data.Split) -> None:
+def test_it_splits_three_ways_stratified_and_disjoint(iris: splitting.Split) -> None:
     sizes = [len(iris.x_train), len(iris.x_val), len(iris.x_test)]
     assert sum(sizes) == 150 and min(sizes) >= 20
     for y in (iris.y_train, iris.y_val, iris.y_test):
@@ -55,7 +56,7 @@ def test_it_splits_three_ways_stratified_and_disjoint(iris: data.Split) -> None:
 def test_it_checks_a_sample_against_the_task(
     demo: str, goal: str, shape: list[int], outputs: int, key: str | None, words: str | None
 ) -> None:
-    errors = data.check_fit(samples.demo(demo), goal=goal, input_shape=shape, outputs=outputs)
+    errors = splitting.check_fit(samples.demo(demo), goal=goal, input_shape=shape, outputs=outputs)
     if key is None:
         assert errors == {}
     else:
@@ -64,7 +65,7 @@ def test_it_checks_a_sample_against_the_task(
 
 @pytest.mark.slow
 def test_it_trains_the_shallow_candidate_on_iris_and_scores_it_held_out(
-    iris: data.Split, iris_shallow: dict[str, Any]
+    iris: splitting.Split, iris_shallow: dict[str, Any]
 ) -> None:
     run = train.train(iris_shallow, iris, budget_s=8.0, full_examples=150)
     chance = 1 / 3
@@ -91,7 +92,7 @@ class Reads:
 
 @pytest.mark.slow
 def test_it_stops_training_when_asked_and_at_its_budget(
-    iris: data.Split, iris_shallow: dict[str, Any]
+    iris: splitting.Split, iris_shallow: dict[str, Any]
 ) -> None:
     calls = {"n": 0}
 
@@ -164,8 +165,8 @@ def test_it_warns_about_overfitting_and_an_equal_baseline() -> None:
 @pytest.mark.slow
 def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: Any) -> None:
     """Breast-cancer data with a target of 1.0: the shallow FFN misses it, so the deep one is trained too."""
+    from advisor.probe.learning.pipeline import shallow_first
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import shallow_first
 
     path = tmp_path / "bc.npz"
     samples.save(samples.demo("breast_cancer"), path)
@@ -189,8 +190,8 @@ def test_it_trains_the_deep_network_only_when_the_shallow_one_misses(tmp_path: A
 @pytest.mark.slow
 @pytest.mark.parametrize("goal", ["regress", "compress"])
 def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: Any, goal: str) -> None:
+    from advisor.probe.learning.pipeline import shallow_first
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import shallow_first
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 6)).astype(np.float32)
@@ -213,8 +214,8 @@ def test_it_probes_regression_and_compression_with_their_own_scores(tmp_path: An
 def test_it_reports_a_candidate_that_cannot_train_and_goes_on(tmp_path: Any) -> None:
     import copy
 
+    from advisor.probe.learning.pipeline import shallow_first
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import shallow_first
 
     samples.save(samples.demo("iris"), tmp_path / "iris.npz")
     candidates = recommend(IRIS_SPEC)["candidates"]

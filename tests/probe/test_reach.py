@@ -135,7 +135,7 @@ def test_it_forecasts_in_the_probe_when_the_sample_misses_the_target() -> None:
     """The probe's time-to-target line keeps "not reached on the sample" and adds the forecast from its
     learning curve, with seconds from the plan's time per epoch."""
     from advisor.probe.learning.plan import ProbePlan
-    from advisor.probe.learning.probe import _time_to_target
+    from advisor.probe.learning.reach import time_to_target
 
     scores = _rising(0.96, 60)
     run = {**_run(scores), "score": max(scores)}
@@ -148,22 +148,22 @@ def test_it_forecasts_in_the_probe_when_the_sample_misses_the_target() -> None:
         None,
         seconds_per_epoch={"deep": {"seconds": 2.0, "basis": "measured"}},
     )
-    answer = _time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360)
+    answer = time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360)
     assert answer is not None and answer["reached"] is False and "epochs_at_full_size" not in answer
     forecast = answer["forecast"]
     assert forecast["method"] == "size_curve" and forecast["reached"] is True
     assert forecast["seconds_to_target"] == pytest.approx(forecast["epochs"] * 2.0)
-    small = _time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=30)
+    small = time_to_target(plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=30)
     assert small is not None and small["forecast"]["method"] == "declined"
     # the verdict's own fit at full size is the forecast's: the page shows one number
     own = {"method": "power_law", "estimate": 0.97, "low": 0.95, "high": 0.99}
-    given = _time_to_target(
+    given = time_to_target(
         plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360, fitted=own
     )
     assert given is not None and given["forecast"]["reached"] is False
     assert "0.970" in given["forecast"]["reason"] and given["forecast"]["certain"] is False
     failed = {"method": "bounds", "estimate": 0.96, "low": 0.96, "high": 1.0}
-    bounds = _time_to_target(
+    bounds = time_to_target(
         plan, "deep", run, FULL_TRAIN, points=_points(*ABOVE), test_examples=360, fitted=failed
     )
     assert bounds is not None and bounds["forecast"]["method"] == "declined"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from advisor.probe.learning.plan import ProbePlan
-from advisor.probe.learning.probe import _time_to_target
+from advisor.probe.learning.reach import time_to_target
 from advisor.probe.learning.verdict import score_text, target_text, verdict
 
 
@@ -193,7 +193,7 @@ def test_it_times_the_target_only_when_the_verdict_says_it_was_met(
     run_: dict[str, Any], reached: bool, epochs_at_full: int | None
 ) -> None:
     full_train = round(1797 * 0.8)  # the full size the learning curve extrapolates to
-    answer = _time_to_target(_plan(0.97), "deep", run_, full_train)
+    answer = time_to_target(_plan(0.97), "deep", run_, full_train)
     assert answer is not None
     assert answer["reached"] is reached
     assert answer["full_size_examples"] == 1438

@@ -13,7 +13,6 @@ import os
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from advisor.calibration.parent_death import die_with_parent
@@ -24,24 +23,20 @@ SOFT_MARGIN_S = 2.0  # the child aims to answer this long before the hard limit
 STARTUP_LIMIT_S = 90.0  # starting the child and importing torch; not part of the probe's own time limit
 
 
-def child_main(plan: dict[str, Any], threads: int, parent_pid: int, events: Any) -> None:
+def child_main(probe: ProbePlan, threads: int, parent_pid: int, events: Any) -> None:
     die_with_parent(parent_pid)
     try:
         import torch
 
         torch.set_num_threads(max(1, threads))
-        from advisor.probe.learning import generation
-        from advisor.probe.learning.probe import prepare, shallow_first
+        from advisor.probe.learning.pipeline import prepare, probe_generation, shallow_first
 
-        probe = ProbePlan(**plan)
         prepare(probe)
-        generating = probe.task == "generation"  # a generator, scored by the two-sample test
-        if generating:
-            generation.prepare()
         # The time limit counts from here: starting the process and importing torch is not the probe's time.
         events.put({"type": "ready"})
         probe.deadline = time.time() + max(0.5, probe.budget_s - SOFT_MARGIN_S)
-        run = generation.probe_generation if generating else shallow_first
+        # a generation task's generator is scored by the two-sample test
+        run = probe_generation if probe.task == "generation" else shallow_first
         result = run(probe, events.put)
         events.put({"type": "done", "result": result})
     except Exception as exc:
@@ -81,7 +76,7 @@ def run_in_child(
 
     end = supervise(
         child_main,
-        (asdict(plan), threads, os.getpid()),
+        (plan, threads, os.getpid()),  # a plain dataclass: it crosses into the child as is
         name="probe",
         env=child_environment("tuned"),  # the tuned glibc allocator; glibc reads it only at process start
         deadline=lambda: deadline,

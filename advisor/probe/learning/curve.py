@@ -1,5 +1,6 @@
-"""The learning curve: the score at growing shares of the sample, fitted with an inverse power law score(n) =
-a - b * n^(-c), to estimate the score at the data size the spec declares, with an interval.
+"""The curve step (pipeline.py, step 6): the learning curve, the score at growing shares of the sample
+(`learning_curve`: the network chosen trained again on each share), fitted with an inverse power law
+score(n) = a - b * n^(-c), to estimate the score at the data size the spec declares, with an interval.
 
 The interval is honest about what is known: each point's own sampling error (a binomial standard error on
 the held-out test split) weights the fit, the fitted parameters' covariance is propagated by Monte Carlo
@@ -11,12 +12,70 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 
+from advisor.contract import Candidate
+from advisor.probe.learning.split import ScoredRun, Split, subsample
+
+if TYPE_CHECKING:
+    from advisor.probe.learning.clock import Clock
+    from advisor.probe.learning.plan import ProbePlan
+
 INTERVAL = 0.9  # the central share of the Monte Carlo predictions reported as the interval
 DRAWS = 4000
+
+
+class SizePoint(TypedDict):
+    """A score at a number of training examples: what a size curve is fitted to."""
+
+    examples: int
+    score: float | None
+
+
+class CurvePoint(SizePoint):
+    """A point of the probe's learning curve: a share of the training split, and how its run ended."""
+
+    fraction: float
+    epochs: int
+    stopped: str
+
+
+class CurveParams(TypedDict):
+    a: float
+    b: float
+    c: float
+
+
+class LinePoint(TypedDict):
+    examples: float
+    score: float
+
+
+class CurveFit(TypedDict):
+    """The estimate at full size (`examples` training examples) with its interval; as the probe's stage
+    `curve` and the verdict's `expected`, also its points, the fitted line and the network's family."""
+
+    method: str  # "power_law", "measured", "bounds" or "none"
+    examples: int
+    estimate: float | None
+    low: float | None
+    high: float | None
+    interval: NotRequired[float]
+    params: NotRequired[CurveParams]  # power_law only
+    points: NotRequired[list[CurvePoint]]
+    line: NotRequired[list[LinePoint]]
+    family: NotRequired[str | None]
+
+
+class Reached(TypedDict):
+    """Whether and when a run's held-out score first reached the target on the sample."""
+
+    reached: bool
+    epoch: int | None
+    updates: int | None
 
 
 def _law(n: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
@@ -31,8 +90,8 @@ def point_error(score: float, test_examples: int) -> float:
 
 
 def fit(
-    points: list[dict[str, Any]], *, full_examples: int, test_examples: int, upper: float = 1.0
-) -> dict[str, Any]:
+    points: Sequence[SizePoint], *, full_examples: int, test_examples: int, upper: float = 1.0
+) -> CurveFit:
     """`points`: [{"examples": n_train, "score": s}, ...]. Returns the estimate at `full_examples` with its
     interval, the parameters, and `method` ("power_law", "measured" when the sample is the full size, or
     "bounds" when too few points or a failed fit leave only the range from the best score seen to `upper`)."""
@@ -85,9 +144,7 @@ def fit(
     return answer
 
 
-def _answer(
-    method: str, examples: int, estimate: float, low: float, high: float, upper: float
-) -> dict[str, Any]:
+def _answer(method: str, examples: int, estimate: float, low: float, high: float, upper: float) -> CurveFit:
     low, high = min(low, estimate), max(high, estimate)
     return {
         "method": method,
@@ -99,7 +156,7 @@ def _answer(
     }
 
 
-def curve_points(fit_result: dict[str, Any], *, start: int, count: int = 24) -> list[dict[str, float]]:
+def curve_points(fit_result: CurveFit, *, start: int, count: int = 24) -> list[LinePoint]:
     """The fitted curve sampled on a log scale from `start` to the full size, for plotting."""
     params = fit_result.get("params")
     if not params or fit_result["examples"] <= start:
@@ -109,7 +166,7 @@ def curve_points(fit_result: dict[str, Any], *, start: int, count: int = 24) -> 
     return [{"examples": float(a), "score": float(b)} for a, b in zip(ns, ys, strict=True)]
 
 
-def epochs_to_target(run: dict[str, Any], target: float | None) -> dict[str, Any] | None:
+def epochs_to_target(run: ScoredRun, target: float | None) -> Reached | None:
     """The first epoch whose held-out score reached the target on the sample (test scores exist at the epochs
     that improved on validation), in epochs and in updates; the updates also give the epochs at the full data
     size (an epoch there makes more updates)."""
@@ -124,3 +181,66 @@ def epochs_to_target(run: dict[str, Any], target: float | None) -> dict[str, Any
 
 def full_size_epochs(updates: int, *, batch_size: int, full_examples: int) -> int:
     return max(1, math.ceil(updates / max(1, math.ceil(full_examples / batch_size))))
+
+
+# --- the step ----------------------------------------------------------------------------------------
+
+
+def learning_curve(
+    candidate: Candidate, run: ScoredRun, split: Split, plan: ProbePlan, clock: Clock, *, full_train: int
+) -> CurveFit:
+    """The network chosen trained again on each of the plan's shares of the training split (stratified;
+    validation and test whole), its own run the last point, fitted and extrapolated to `full_train`
+    training examples; its stage `curve`, sent as each point comes."""
+    # torch, through the train step, only here: the verdict and the pages read this module's types without it
+    from advisor.probe.learning.train import train
+
+    points: list[CurvePoint] = []
+    n_train = len(split.x_train)
+    fractions = sorted(f for f in plan.fractions if 0 < f < 1)
+    # As many updates as the full run needed to reach its best, with room to spare: a smaller share of the
+    # sample is held back only by fewer examples, not by fewer updates.
+    updates = 2 * max(1, int(run["best_epoch"] or 1)) * int(run["steps_per_epoch"])
+    for i, fraction in enumerate(fractions):
+        if clock.stop():
+            break
+        sub = subsample(split, fraction, seed=plan.seed)
+        if len(sub.x_train) >= n_train:
+            continue
+        clock.progress(f"learning curve: {len(sub.x_train)} of {n_train} training examples")
+        part = train(
+            candidate,
+            sub,
+            budget_s=clock.left() * 0.9 / (len(fractions) - i),
+            full_examples=plan.full_examples,
+            max_updates=updates,
+            seed=plan.seed,
+            should_stop=clock.stop,
+            device=plan.device,
+        )
+        if part["score"] is not None:
+            points.append(
+                {
+                    "fraction": fraction,
+                    "examples": len(sub.x_train),
+                    "score": part["score"],
+                    "epochs": len(part["epochs"]),
+                    "stopped": part["stopped"],
+                }
+            )
+            clock.stage("curve", {"points": points, "family": candidate.get("family")})
+    points.append(
+        {
+            "fraction": 1.0,
+            "examples": n_train,
+            "score": run["score"],
+            "epochs": len(run["epochs"]),
+            "stopped": run["stopped"],
+        }
+    )
+    fitted = fit(points, full_examples=full_train, test_examples=len(split.x_test))
+    fitted["points"] = points
+    fitted["line"] = curve_points(fitted, start=points[0]["examples"])
+    fitted["family"] = candidate.get("family")
+    clock.stage("curve", fitted)
+    return fitted

@@ -1,5 +1,5 @@
-"""Generation judged as generation: the score, the training of a generator, and the probe of a generation
-task, in one module.
+"""Generation judged as generation: the score of generated examples and the training of a generator, shared
+by the generation probe (pipeline.probe_generation, whose steps call these) and bench advice.
 
 The score: a classifier two-sample test (C2ST; Lopez-Paz & Oquab 2017, "Revisiting Classifier Two-Sample
 Tests", ICLR), the measure of a TaskSpec's `target.two_sample`. A k-nearest-neighbour classifier, by
@@ -21,10 +21,12 @@ initialisation, optimiser, rate, batch and loss, built and stepped by `advisor.c
 updates its epochs make at the declared data size, keeping the networks of the evaluation whose samples
 scored best against the validation split.
 
-The probe (`probe_generation`): an unlabelled sample (labels, if any, are not used) split 60/20/20, a
-Gaussian mixture fitted by scikit-learn as the classical baseline, the first candidate that generates from
-noise (a GAN or a VAE) trained within the probe's time, and the two-sample score of its samples against the
-held-out test split, judged against `target.two_sample`.
+The probe (pipeline.probe_generation): an unlabelled sample (labels, if any, are not used) split 60/20/20
+(split.split_unlabelled), a Gaussian mixture fitted by scikit-learn as the classical baseline
+(baseline.fit_mixture, from `mixture_baseline`), the first candidate that generates from noise (a GAN or a
+VAE) trained within the probe's time (train.train_generator_step), and the two-sample score of its samples
+against the held-out test split (score.score_generator), judged against `target.two_sample`
+(verdict.generation_verdict).
 
 Torch is imported inside the functions that train: the web process reads `generator_index` and
 `check_fit` without it.
@@ -36,22 +38,18 @@ import copy
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from advisor.contract import GenerationVerdict
 from advisor.engine.families import GAN, VAE, family_of
 from advisor.engine.families.roles import DECODER, GENERATOR
-from advisor.engine.units import plural
 from advisor.probe.learning.samples import SampleFacts, numel, shape_text
 
 if TYPE_CHECKING:
+    import torch
     from torch import nn
-
-    from advisor.probe.learning.plan import ProbePlan
 
 FOLDS = 5
 EVAL_EVERY = 5  # epochs between validation two-sample tests of a generator in training
@@ -59,8 +57,6 @@ MIN_EXAMPLES = 50  # a probe's held-out split (20 %) then holds 10, two per fold
 SPLIT = (0.6, 0.2, 0.2)  # train, validation (picks the evaluation), held-out test (the score)
 MIXTURE_COMPONENTS = (1, 2, 4, 8, 12, 16)  # the baseline's choices, picked by validation log-likelihood
 FULL_COVARIANCE_VALUES = 64  # above this many values per example a mixture's components are diagonal
-BASELINE_SHARE = 0.15  # of the probe's time, at most, for the baseline before the generator trains
-ONE_GAUSSIAN_MARGIN = 0.02  # a generator within this of one fitted Gaussian's score has learned no shape
 _ROLES = {GAN.key: GENERATOR, VAE.key: DECODER}  # the network that draws examples from noise
 _STRUCTURAL = ("Reshape", "Flatten", "Gaussian", "Unflatten")  # layers that do not bound the output
 
@@ -206,6 +202,42 @@ def scale_for(candidate: Mapping[str, Any]) -> str:
 # --- training a generator (the probe's and bench advice's one loop) ------------------------------------
 
 
+class EvalRow(TypedDict):
+    """One evaluation of a generator in training: its samples' two-sample score against the validation
+    split."""
+
+    epoch: int
+    val: float
+    updates: int
+    seconds: float  # since training began
+
+
+class TrainedGenerator(TypedDict):
+    """`train_generator`'s answer: the networks (at the best evaluation) and how their training went."""
+
+    nets: dict[str, nn.Module]
+    epochs: int
+    planned_epochs: int
+    updates: int
+    planned_updates: int
+    batch_size: int
+    steps_per_epoch: int
+    best_epoch: int
+    val_score: float
+    seconds: float
+    curve: list[EvalRow]
+    stopped: str  # "epochs", "time", "stopped" or "diverged"
+
+
+@dataclass
+class _Best:
+    """The best evaluation so far and the networks' weights then."""
+
+    val: float = -1.0
+    epoch: int = 0
+    states: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)
+
+
 def train_generator(
     candidate: Mapping[str, Any],
     x_train: np.ndarray,
@@ -216,8 +248,8 @@ def train_generator(
     device: str = "cpu",
     budget_s: float | None = None,
     should_stop: Callable[[], bool] | None = None,
-    on_eval: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    on_eval: Callable[[EvalRow], None] | None = None,
+) -> TrainedGenerator:
     """The candidate (a GAN or a VAE) trained by the calibration's own step for its recommended updates
     (its epochs over `examples`, the data size the spec declares), its samples scored against `x_val` every
     EVAL_EVERY epochs and at the end, keeping the networks of the best evaluation. `x_train` and `x_val`
@@ -238,8 +270,8 @@ def train_generator(
     data = torch.from_numpy(np.ascontiguousarray(x_train)).to(device)
     order_draw = torch.Generator().manual_seed(seed)
     started = time.monotonic()
-    best: dict[str, Any] = {"val": -1.0, "epoch": 0, "states": None}
-    curve: list[dict[str, Any]] = []
+    best = _Best()
+    curve: list[EvalRow] = []
     stopped, updates, epoch = "epochs", 0, 0
 
     def halt() -> str | None:
@@ -254,11 +286,16 @@ def train_generator(
             val = two_sample_score(x_val, fake, seed=seed)
         else:  # a diverged generator: nothing it draws passes for real
             val, stopped = 0.0, "diverged"
-        row = {"epoch": at, "val": val, "updates": updates, "seconds": round(time.monotonic() - started, 3)}
+        row: EvalRow = {
+            "epoch": at,
+            "val": val,
+            "updates": updates,
+            "seconds": round(time.monotonic() - started, 3),
+        }
         curve.append(row)
-        if val > best["val"]:
-            states = {role: copy.deepcopy(net.state_dict()) for role, net in step.nets.items()}
-            best.update(val=val, epoch=at, states=states)
+        if val > best.val:
+            best.val, best.epoch = val, at
+            best.states = {role: copy.deepcopy(net.state_dict()) for role, net in step.nets.items()}
         if on_eval is not None:
             on_eval(row)
 
@@ -280,7 +317,7 @@ def train_generator(
     if not curve or (stopped in ("time", "stopped") and curve[-1]["updates"] != updates):
         evaluate(epoch)  # where it stopped, a partial epoch included
     for role, net in step.nets.items():
-        net.load_state_dict(best["states"][role])
+        net.load_state_dict(best.states[role])
     return {
         "nets": step.nets,
         "epochs": epochs if stopped == "epochs" else epoch,
@@ -289,12 +326,22 @@ def train_generator(
         "planned_updates": planned_updates,
         "batch_size": batch,
         "steps_per_epoch": steps_per_epoch,
-        "best_epoch": best["epoch"],
-        "val_score": best["val"],
+        "best_epoch": best.epoch,
+        "val_score": best.val,
         "seconds": time.monotonic() - started,
         "curve": curve,
         "stopped": stopped,
     }
+
+
+class MixtureFit(TypedDict):
+    """The mixture `mixture_baseline` chose: its components (by validation log-likelihood), covariance, the
+    counts tried, the seconds the fits took."""
+
+    components: int
+    covariance: str  # "full" or "diag"
+    tried: list[int]
+    seconds: float
 
 
 def mixture_baseline(
@@ -303,7 +350,7 @@ def mixture_baseline(
     seed: int = 0,
     *,
     should_stop: Callable[[], bool] | None = None,
-) -> tuple[Any, Any, dict[str, Any]]:
+) -> tuple[Any, Any, MixtureFit]:
     """One Gaussian (the linear baseline) and the Gaussian mixture whose component count has the best
     validation log-likelihood (scikit-learn), from MIXTURE_COMPONENTS up to the training examples; full
     covariances up to FULL_COVARIANCE_VALUES values per example, diagonal above (a full one has values²
@@ -319,225 +366,10 @@ def mixture_baseline(
             break
         fits[k] = GaussianMixture(k, covariance_type=covariance, n_init=3, random_state=seed).fit(train)
     best = max(fits, key=lambda k: fits[k].score(val))
-    info = {"components": best, "covariance": covariance, "tried": list(fits)}
-    return fits[1], fits[best], {**info, "seconds": time.monotonic() - started}
-
-
-# --- the probe of a generation task --------------------------------------------------------------------
-
-Emit = Callable[[dict[str, Any]], None]
-
-
-def prepare() -> None:
-    """Import what the generation probe uses beyond the supervised one's, before its clock starts."""
-    import sklearn.mixture
-    import sklearn.neighbors  # noqa: F401
-
-
-def probe_generation(
-    plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] = lambda: False
-) -> GenerationVerdict:
-    """The generation probe: split, baseline, the generator trained within the probe's time, its score on
-    the held-out split, the verdict; each stage emitted as it comes (a stopped probe keeps what it has)."""
-    from advisor.probe.learning import data, samples
-    from advisor.probe.learning.probe import _Clock
-    from advisor.probe.learning.probe import prepare as prepare_probe
-
-    prepare_probe(plan)
-    prepare()
-    budget = plan.budget_s if plan.deadline is None else min(plan.budget_s, plan.deadline - time.time())
-    clock = _Clock(max(budget, 0.5), emit, should_stop)
-    clock.progress("loading the sample")
-    sample = samples.load(Path(plan.sample_path))
-    role = plan.deep
-    # the sample's labels, if any, play no part: the split is the supervised probe's, unstratified
-    unlabelled = samples.Sample(sample.x, None, "none")
-    split = data.split(unlabelled, goal="compress", seed=plan.seed, scale=False)
-    sizes = {"train": len(split.x_train), "validation": len(split.x_val), "test": len(split.x_test)}
-    clock.stage("split", {**sizes, "sample": sample.describe(), "indices": split.indices, "seed": plan.seed})
-    standard = Scale.fit("standard", split.x_train)  # the scale every score is taken on
-    real_test = standard.to_net(split.x_test)
-
-    clock.progress("fitting the baseline: a Gaussian mixture")
-    cutoff = time.monotonic() + clock.left() * BASELINE_SHARE
-    single, mixture, picked = mixture_baseline(
-        standard.to_net(split.x_train),
-        standard.to_net(split.x_val),
-        plan.seed,
-        should_stop=lambda: clock.stop() or time.monotonic() > cutoff,
-    )
-    n_test = len(real_test)
-    components = plural(picked["components"], "component")
-    base = {
-        "model": f"Gaussian mixture ({components}, {picked['covariance']} covariance)",
-        "metric": "two_sample",
-        "score": two_sample_score(real_test, mixture.sample(n_test)[0].astype(np.float32), seed=plan.seed),
-        "one_gaussian": two_sample_score(
-            real_test, single.sample(n_test)[0].astype(np.float32), seed=plan.seed
-        ),
-        # real training examples against the held-out ones: what the test gives a perfect generator here
-        "real": two_sample_score(real_test, standard.to_net(split.x_train[:n_test]), seed=plan.seed),
-        **picked,
+    info: MixtureFit = {
+        "components": best,
+        "covariance": covariance,
+        "tried": list(fits),
+        "seconds": time.monotonic() - started,
     }
-    clock.stage("baseline", base)
-
-    run: dict[str, Any] | None = None
-    note: str | None = None
-    if role is None:
-        note = "the recommendation lists no candidate that generates from noise (a GAN or a VAE)"
-    else:
-        run, note = _train(clock, plan, role, split, standard)
-    result = generation_verdict(
-        family=None if role is None else str(role["candidate"].get("family") or ""),
-        target=plan.target,
-        run=run,
-        baseline=base,
-        note=note,
-        test_examples=n_test,
-    )
-    if clock.left() <= 0:
-        result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
-    clock.stage("verdict", result)
-    return result
-
-
-def _train(
-    clock: Any, plan: ProbePlan, role: dict[str, Any], split: Any, standard: Scale
-) -> tuple[dict[str, Any] | None, str | None]:
-    """The generator trained on its own scale and scored on the standard one; its stage `generator`."""
-    candidate = role["candidate"]
-    family = str(candidate.get("family") or "")
-    head = {"index": role["index"], "family": family, "metric": "two_sample"}
-    if not generates(candidate):
-        why = f"a {family.upper()} does not generate examples from noise"
-        clock.stage("generator", {**head, "skipped": why})
-        return None, f"candidate {role['index'] + 1} cannot be probed: {why}"
-    shape = [int(s) for s in candidate["io"]["input_shape"]]
-    if numel(shape) != split.x_train.shape[1]:
-        values = split.x_train.shape[1]
-        why = f"it makes examples of shape {shape_text(shape)}; the sample's have {values} values"
-        clock.stage("generator", {**head, "skipped": why})
-        return None, f"candidate {role['index'] + 1} cannot be probed: {why}"
-    net_scale = Scale.fit(scale_for(candidate), split.x_train)
-    what = f"training the {family.upper()}"
-    clock.progress(what)
-    curve: list[dict[str, Any]] = []
-
-    def on_eval(row: dict[str, Any]) -> None:
-        curve.append(row)
-        clock.stage("generator", {**head, "curve": curve, "running": True}, force=False)
-        clock.progress(f"{what}: epoch {row['epoch']}, validation score {row['val']:.2f}")
-
-    def part(x: np.ndarray) -> np.ndarray:
-        return net_scale.to_net(x).reshape(len(x), *shape)
-
-    try:
-        trained = train_generator(
-            candidate,
-            part(split.x_train),
-            part(split.x_val),
-            plan.full_examples,
-            plan.seed,
-            device=plan.device,
-            budget_s=clock.left() * 0.9,  # the rest draws and scores the held-out test
-            should_stop=clock.should_stop,
-            on_eval=on_eval,
-        )
-    except Exception as exc:  # a candidate that cannot train on this data is reported, not raised
-        why = f"training failed: {type(exc).__name__}: {exc}"[:500]
-        clock.stage("generator", {**head, "skipped": why})
-        return None, f"the {family.upper()}'s {why}"
-    clock.progress("scoring generated examples against the held-out split")
-    fake = generate(candidate, trained["nets"], len(split.x_test), seed=plan.seed)
-    fake = standard.to_net(net_scale.from_net(fake.reshape(len(fake), -1)))
-    real = standard.to_net(split.x_test)
-    finite = bool(np.isfinite(fake).all())
-    run = {
-        **head,
-        "score": two_sample_score(real, fake, seed=plan.seed) if finite else 0.0,
-        "val_score": trained["val_score"],
-        "best_epoch": trained["best_epoch"],
-        "epochs": trained["epochs"],
-        "planned_epochs": trained["planned_epochs"],
-        "updates": trained["updates"],
-        "planned_updates": trained["planned_updates"],
-        "batch_size": trained["batch_size"],
-        "stopped": trained["stopped"],
-        "seconds": round(trained["seconds"], 3),
-        "scale": net_scale.kind,
-        "curve": trained["curve"],
-    }
-    clock.stage("generator", run)
-    return run, None
-
-
-def generation_verdict(
-    *,
-    family: str | None,
-    target: float | None,
-    run: dict[str, Any] | None,
-    baseline: dict[str, Any] | None,
-    note: str | None = None,
-    test_examples: int | None = None,
-) -> GenerationVerdict:
-    """What the generation probe concludes, in one sentence and in fields: the generator's two-sample score
-    against the target, with the classical baseline beside it."""
-    from advisor.probe.learning.verdict import score_text, target_text
-
-    name = (family or "generator").upper()
-    score = None if run is None else run.get("score")
-    base = None if baseline is None else baseline.get("score")
-    met = None if score is None or target is None else bool(score >= target)
-    notes: list[str] = []
-    if score is None:
-        text = f"No generator was scored: {note or 'nothing could be trained'}."
-    else:
-        measured = f"its generated examples scored {score_text(score, target)} on the two-sample test"
-        if target is None:
-            text = f"The {name}'s generated examples scored {score_text(score)} on the two-sample test."
-        elif met:
-            text = f"The {name} met the two-sample target of {target_text(target)}: {measured}."
-        else:
-            text = f"The {name} missed the two-sample target of {target_text(target)}: {measured}."
-        if base is not None and baseline is not None:
-            than = "above" if base > score else "below" if base < score else "level with"
-            text += f" A {baseline['model']} fitted by scikit-learn scores {score_text(base)}, {than} it."
-        if run is not None and run.get("stopped") in ("time", "stopped"):
-            notes.append(
-                f"Training stopped at the probe's time limit after {run['updates']:,} of its "
-                f"{run['planned_updates']:,} recommended updates: a longer limit may score higher."
-            )
-        if run is not None and run.get("stopped") == "diverged":
-            notes.append("Training diverged (the generator drew values that are not finite numbers).")
-        single = None if baseline is None else baseline.get("one_gaussian")
-        if single is not None and score <= single + ONE_GAUSSIAN_MARGIN:
-            why = " (a VAE whose decoder ignores its latent code draws such a blob: posterior collapse)"
-            notes.append(
-                f"It scores no better than one Gaussian fitted to the sample ({score_text(single)}): it has "
-                f"not learned the data's shape{why if family == 'vae' else ''}."
-            )
-    if baseline is not None and baseline.get("real") is not None:
-        notes.append(
-            f"Real training examples score {score_text(baseline['real'])} against the held-out ones: the "
-            "most this test gives on this sample (1 minus its own noise)."
-        )
-    if test_examples is not None and test_examples < 200:
-        notes.append(
-            f"The held-out split holds {test_examples} examples: with so few the score moves by several "
-            "hundredths from one split to another."
-        )
-    if note and score is not None:
-        notes.append(note)
-    return {
-        "text": text,
-        "metric": "two_sample",
-        "target": target,
-        "chosen": None if score is None else "deep",
-        "family": family,
-        "score": score,
-        "baseline_score": base,
-        "real_score": None if baseline is None else baseline.get("real"),
-        "met": met,
-        "notes": notes,
-        "reasons": [],
-    }
+    return fits[1], fits[best], info

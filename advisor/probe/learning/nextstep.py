@@ -22,9 +22,12 @@ fits, `candidate` is None and the text says what would help instead.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from advisor.probe.learning.verdict import reported, score_text, target_text, train_score
+from advisor.probe.learning.curve import CurveFit
+from advisor.probe.learning.plan import PlanEntry
+from advisor.probe.learning.split import ScoredRun, reported, train_score
+from advisor.probe.learning.verdict import score_text, target_text
 
 RISING = 0.005  # half a point gained by doubling the training examples: the curve still rises
 
@@ -36,16 +39,31 @@ ADVICE = {
 }
 
 
-def doubling_gain(fitted: dict[str, Any] | None, examples: int) -> float | None:
+class NextStep(TypedDict):
+    """The verdict's `next` (docs/CONTRACT.md): the diagnosis and the candidate to probe next, or why none."""
+
+    diagnosis: str  # UNDER, DATA or OVER
+    text: str
+    advice: str
+    from_candidate: int
+    candidate: int | None
+    change: str | None  # how the candidate is probed differently ("trained alone, ..."), or None
+    family: NotRequired[str | None]
+    depth: NotRequired[str | None]
+    parameters: NotRequired[int]
+    reason: NotRequired[str]
+
+
+def doubling_gain(fitted: CurveFit | None, examples: int) -> float | None:
     """What the fitted learning curve a - b n^-c gains from `examples` to twice as many (None: no fit)."""
-    params = (fitted or {}).get("params")
-    if not params or (fitted or {}).get("method") != "power_law" or examples <= 0:
+    params = None if fitted is None else fitted.get("params")
+    if not params or fitted is None or fitted["method"] != "power_law" or examples <= 0:
         return None
     b, c = float(params["b"]), float(params["c"])
     return float(b * examples ** (-c) * (1 - 2 ** (-c)))
 
 
-def diagnose(run: dict[str, Any], *, target: float, fitted: dict[str, Any] | None) -> tuple[str, str] | None:
+def diagnose(run: ScoredRun, *, target: float, fitted: CurveFit | None) -> tuple[str, str] | None:
     """(diagnosis, why) for a run that missed `target`; None when it met it or has no score."""
     held, trained = reported(run), train_score(run)
     if held is None or held >= target:
@@ -59,15 +77,15 @@ def diagnose(run: dict[str, Any], *, target: float, fitted: dict[str, Any] | Non
             f"{ADVICE[UNDER]} would."
         )
     gap = f"{score_text(trained, target)} on its training split but {score_text(held, target)} held out"
-    curve = fitted or {}
-    gain = doubling_gain(curve, int(run.get("train_examples") or 0))
-    expected = curve.get("estimate") if curve.get("method") == "power_law" else None
+    gain = doubling_gain(fitted, int(run.get("train_examples") or 0))
+    expected = fitted["estimate"] if fitted is not None and fitted["method"] == "power_law" else None
     if (gain is not None and gain >= RISING) or (expected is not None and expected >= target):
         rises = (
             [] if gain is None else [f"doubling the examples gains about {gain:.3f} on its learning curve"]
         )
         if expected is not None:
-            rises.append(f"the curve expects {expected:.3f} at full size ({curve['examples']:,} examples)")
+            size = 0 if fitted is None else fitted["examples"]
+            rises.append(f"the curve expects {expected:.3f} at full size ({size:,} examples)")
         return DATA, f"The {name} scores {gap}, and {'; '.join(rises)}: {ADVICE[DATA]}."
     flat = (
         "its learning curve is too short to tell whether more data would close the gap"
@@ -77,7 +95,7 @@ def diagnose(run: dict[str, Any], *, target: float, fitted: dict[str, Any] | Non
     return OVER, f"The {name} scores {gap}, and {flat}: it over-fits; {ADVICE[OVER]} would help."
 
 
-def _title(entry: dict[str, Any]) -> str:
+def _title(entry: PlanEntry) -> str:
     cand = entry["candidate"]
     return (
         f"candidate {entry['index'] + 1} ({cand.get('depth', '')} {str(cand.get('family', '')).upper()}, "
@@ -88,12 +106,12 @@ def _title(entry: dict[str, Any]) -> str:
 def next_step(
     *,
     target: float,
-    runs: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]],
+    runs: dict[str, tuple[ScoredRun | None, PlanEntry | None]],
     chosen: str | None,
-    fitted: dict[str, Any] | None,
-    candidates: list[dict[str, Any]],
+    fitted: CurveFit | None,
+    candidates: list[PlanEntry],
     tried: list[int],
-) -> dict[str, Any] | None:
+) -> NextStep | None:
     """`runs`: role -> (its run or None, its plan entry {"index", "candidate"} or None); `candidates`: the
     recommendation's candidates a probe could train, as {"index", "candidate"}; `tried`: the indices this
     probe's chain has tried. None when nothing was trained or the target was met."""
@@ -108,7 +126,7 @@ def next_step(
     diagnosis, why = found
     size = int(entry["candidate"].get("parameters") or 0)
     untried = [c for c in candidates if c["index"] not in tried]
-    pick: dict[str, Any] | None = None
+    pick: PlanEntry | None = None
     change: str | None = None
     if diagnosis == UNDER:
         pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) > size), None)
@@ -120,7 +138,7 @@ def next_step(
             )
     elif diagnosis == OVER:
         pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) < size), None)
-    step: dict[str, Any] = {
+    step: NextStep = {
         "diagnosis": diagnosis,
         "text": why,
         "advice": ADVICE[diagnosis],
@@ -138,12 +156,9 @@ def next_step(
         }[diagnosis]
         return step
     cand = pick["candidate"]
-    step.update(
-        candidate=pick["index"],
-        family=cand.get("family"),
-        depth=cand.get("depth"),
-        parameters=int(cand.get("parameters") or 0),
-    )
+    step["candidate"] = pick["index"]
+    step["family"], step["depth"] = cand.get("family"), cand.get("depth")
+    step["parameters"] = int(cand.get("parameters") or 0)
     if change:
         step["reason"] = f"probe {_title(pick)} again, {change}"
     else:

@@ -28,13 +28,63 @@ Three cases, in order:
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 from advisor.probe.learning import curve
+from advisor.probe.learning.curve import CurveFit, SizePoint
+from advisor.probe.learning.plan import EpochTime, ProbePlan
+from advisor.probe.learning.split import ScoredRun, reported
 
 Z90 = 1.645  # a two-sided 90% band
+
+
+class SizeParams(TypedDict):
+    a: float
+    b: float
+
+
+class SizeFit(TypedDict):
+    """The size curve err(n) = a·n^-b fitted by `size_fit`: the score at full size with its 90% interval."""
+
+    method: str  # "power_law" or "none"
+    estimate: float | None
+    low: float | None
+    high: float | None
+    params: NotRequired[SizeParams]
+
+
+class Forecast(TypedDict):
+    """`predict`'s answer: whether and when the full-size run reaches the target, or why that cannot be
+    told."""
+
+    method: str  # "declined", "sample" or "size_curve"
+    reached: bool | None  # None: not known
+    reason: str
+    updates: NotRequired[int]
+    epochs: NotRequired[int]
+    fit: NotRequired[SizeFit | CurveFit]  # the size curve, where one was made
+    certain: NotRequired[bool]  # False where the target lies inside the size curve's 90% interval
+    seconds_to_target: NotRequired[float]  # the probe's, with a time per epoch
+    basis: NotRequired[str | None]
+
+
+class TimeToTarget(TypedDict):
+    """The verdict's `time_to_target`: epochs (and seconds) to the target at full size, or a forecast."""
+
+    role: str
+    reached: bool
+    epoch: int | None
+    updates: int | None
+    full_size_examples: int
+    epochs_at_full_size: NotRequired[int]
+    seconds_per_epoch: NotRequired[float]
+    basis: NotRequired[str | None]
+    seconds_to_target: NotRequired[float]
+    caveat: NotRequired[str]
+    forecast: NotRequired[Forecast]
 
 
 def band(target: float, test_examples: int) -> float:
@@ -57,7 +107,7 @@ def unresolvable(target: float, test_examples: int, goal: str) -> str | None:
     )
 
 
-def running_best(run: dict[str, Any]) -> list[tuple[int, float]]:
+def running_best(run: ScoredRun) -> list[tuple[int, float]]:
     """(updates, best held-out score so far) per scored epoch: monotone, so a noisy dip is no setback."""
     out: list[tuple[int, float]] = []
     best = -math.inf
@@ -69,7 +119,7 @@ def running_best(run: dict[str, Any]) -> list[tuple[int, float]]:
     return out
 
 
-def updates_to_ratio(run: dict[str, Any], ratio: float) -> int | None:
+def updates_to_ratio(run: ScoredRun, ratio: float) -> int | None:
     """The first update at which the sample's best-so-far error (1 - score) is within `ratio` times its final
     (smallest) error; None when its curve is empty or never leaves chance."""
     rows = running_best(run)
@@ -82,7 +132,7 @@ def updates_to_ratio(run: dict[str, Any], ratio: float) -> int | None:
     return None
 
 
-def size_fit(points: list[dict[str, Any]], *, full_examples: int, test_examples: int) -> dict[str, Any]:
+def size_fit(points: Sequence[SizePoint], *, full_examples: int, test_examples: int) -> SizeFit:
     """err(n) = a·n^-b by least squares on log error, each point weighted by its binomial error; the score
     1 - err at `full_examples` with a 90% interval. `method` "none" with fewer than three sizes."""
     pts = sorted((p for p in points if p.get("score") is not None), key=lambda p: p["examples"])
@@ -90,7 +140,7 @@ def size_fit(points: list[dict[str, Any]], *, full_examples: int, test_examples:
         return {"method": "none", "estimate": None, "low": None, "high": None}
     n = np.array([p["examples"] for p in pts], dtype=np.float64)
     err = np.array(
-        [max(1 - p["score"], 0.5 / max(1, test_examples)) for p in pts]
+        [max(1 - (p["score"] or 0.0), 0.5 / max(1, test_examples)) for p in pts]
     )  # a perfect score: half a step
     sigma = np.array([curve.point_error(1 - e, test_examples) / e for e in err])  # of log error
     x = np.stack([np.ones_like(n), np.log(n)], axis=1)  # [points, 2]
@@ -110,16 +160,16 @@ def size_fit(points: list[dict[str, Any]], *, full_examples: int, test_examples:
 
 
 def predict(
-    run: dict[str, Any],
-    points: list[dict[str, Any]],
+    run: ScoredRun,
+    points: Sequence[SizePoint],
     *,
     target: float,
     goal: str,
     full_train: int,
     batch_size: int,
     test_examples: int,
-    fitted: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    fitted: SizeFit | CurveFit | None = None,
+) -> Forecast:
     """`run`: the sample's run (per-epoch held-out scores); `points`: the size curve's
     [{"examples", "score"}] with the sample's own run among them; `fitted`: a size curve already fitted
     to them ({"method", "estimate", "low", "high"}), used instead of fitting one, so that a page showing
@@ -131,7 +181,7 @@ def predict(
     if why:
         return {"method": "declined", "reached": None, "reason": why}
     first = curve.epochs_to_target(run, target)
-    if first and first["reached"]:
+    if first and first["reached"] and first["updates"] is not None:
         epochs = curve.full_size_epochs(first["updates"], batch_size=batch_size, full_examples=full_train)
         return {
             "method": "sample",
@@ -141,12 +191,11 @@ def predict(
             "reason": f"the sample reached {target:g} after {first['updates']} updates",
         }
     fit = fitted or size_fit(points, full_examples=full_train, test_examples=test_examples)
-    answer: dict[str, Any] = {"method": "size_curve", "fit": fit}
-    if fit["method"] != "power_law":
+    if fit["method"] != "power_law" or fit["estimate"] is None or fit["low"] is None or fit["high"] is None:
         sizes = len({p["examples"] for p in points})
         return {
-            **answer,
             "method": "declined",
+            "fit": fit,
             "reached": None,
             "reason": f"the sample missed {target:g} and "
             + (
@@ -155,14 +204,16 @@ def predict(
                 else "its size curve could not be fitted"
             ),
         }
-    ceiling = float(fit["estimate"])
-    span = f"{fit['low']:.3f}-{fit['high']:.3f}"
+    ceiling, low, high = float(fit["estimate"]), fit["low"], fit["high"]
+    span = f"{low:.3f}-{high:.3f}"
     # the point estimate decides; `certain` says whether the 90% interval lies wholly on one side
-    answer["certain"] = not (fit["low"] < target <= fit["high"])
-    doubt = "" if answer["certain"] else f"; {target:g} lies inside that interval, so this is a best guess"
+    certain = not (low < target <= high)
+    doubt = "" if certain else f"; {target:g} lies inside that interval, so this is a best guess"
     if ceiling < target:
         return {
-            **answer,
+            "method": "size_curve",
+            "fit": fit,
+            "certain": certain,
             "reached": False,
             "reason": f"the size curve puts the best score at {full_train} examples at {ceiling:.3f} "
             f"(90% {span}), below {target:g}{doubt}",
@@ -170,10 +221,18 @@ def predict(
     ratio = (1 - target) / max(1 - ceiling, 1e-9)
     updates = updates_to_ratio(run, ratio)
     if updates is None:
-        return {**answer, "method": "declined", "reached": None, "reason": "the sample's curve is flat"}
+        return {
+            "method": "declined",
+            "fit": fit,
+            "certain": certain,
+            "reached": None,
+            "reason": "the sample's curve is flat",
+        }
     epochs = curve.full_size_epochs(updates, batch_size=batch_size, full_examples=full_train)
     return {
-        **answer,
+        "method": "size_curve",
+        "fit": fit,
+        "certain": certain,
         "reached": True,
         "updates": updates,
         "epochs": epochs,
@@ -181,3 +240,69 @@ def predict(
         f"{span}){doubt}; the sample's error came within {ratio:.2f} times its final error after {updates} "
         "updates",
     }
+
+
+def time_to_target(
+    plan: ProbePlan,
+    role: str,
+    run: ScoredRun,
+    full_train: int,
+    *,
+    points: Sequence[SizePoint] | None = None,
+    test_examples: int | None = None,
+    fitted: CurveFit | None = None,
+) -> TimeToTarget | None:
+    """Epochs and seconds to the target at full size: `full_train` training examples, the same full size
+    the learning curve extrapolates to. A run whose reported score (the median of its splits where
+    repeated) misses the target has not reached it, even if one epoch's held-out score touched it (the
+    verdict and this line must agree). Then, given the learning curve's `points`, `forecast` says whether
+    and when the full size would (`predict`), or why that cannot be told; `caveat` says when the test
+    split is too small to time the target at all."""
+    reached = curve.epochs_to_target(run, plan.target)
+    if reached is None:
+        return None
+    if reported(run) is None or (reported(run) or 0) < (plan.target or 0):
+        reached = {"reached": False, "epoch": None, "updates": None}
+    answer: TimeToTarget = {
+        "role": role,
+        "reached": reached["reached"],
+        "epoch": reached["epoch"],
+        "updates": reached["updates"],
+        "full_size_examples": full_train,
+    }
+    if reached["reached"] and reached["updates"] is not None:
+        epochs = curve.full_size_epochs(
+            reached["updates"], batch_size=run["batch_size"], full_examples=full_train
+        )
+        answer["epochs_at_full_size"] = epochs
+        per_epoch = plan.seconds_per_epoch.get(role) or EpochTime(seconds=None, basis=None)
+        seconds = per_epoch.get("seconds")
+        if seconds is not None:
+            answer["seconds_per_epoch"] = seconds
+            answer["basis"] = per_epoch.get("basis")
+            answer["seconds_to_target"] = epochs * float(seconds)
+    if test_examples is None or plan.target is None:
+        return answer
+    why = unresolvable(plan.target, test_examples, plan.goal)
+    if reached["reached"]:
+        if why:
+            answer["caveat"] = why
+        return answer
+    forecast = predict(
+        run,
+        points or [],
+        target=plan.target,
+        goal=plan.goal,
+        full_train=full_train,
+        batch_size=run["batch_size"],
+        test_examples=test_examples,
+        fitted=fitted,  # the verdict's own estimate at full size: the page shows one number
+    )
+    forecast.pop("fit", None)
+    per_epoch = plan.seconds_per_epoch.get(role) or EpochTime(seconds=None, basis=None)
+    seconds = per_epoch.get("seconds")
+    if forecast["reached"] and seconds is not None:
+        forecast["seconds_to_target"] = forecast.get("epochs", 0) * float(seconds)
+        forecast["basis"] = per_epoch.get("basis")
+    answer["forecast"] = forecast
+    return answer

@@ -223,7 +223,26 @@ def load(path: Path) -> Sample:
 
 # --- demo data, bundled with scikit-learn (no download) ------------------------------------------------
 
-DEMOS: dict[str, dict[str, Any]] = {
+
+class DemoData(TypedDict):
+    examples: int
+    input_shape: list[int]
+    outputs: int
+
+
+class DemoSpec(TypedDict):
+    """The part of a TaskSpec a demo data set fills in (its task and its data's shape)."""
+
+    task: str
+    data: DemoData
+
+
+class Demo(TypedDict):
+    title: str
+    spec: DemoSpec
+
+
+DEMOS: dict[str, Demo] = {
     "digits": {
         "title": "Handwritten digits (8x8 greyscale, 10 classes, 1,797 images)",
         "spec": {"task": "vision", "data": {"examples": 1797, "input_shape": [1, 8, 8], "outputs": 10}},

@@ -1,4 +1,7 @@
-"""Training one recommended candidate on the sample for a bounded time, scoring it after every epoch.
+"""The train step (pipeline.py, step 4): training one recommended candidate on the sample for a bounded
+time, scoring it after every epoch (`train`); the probe's roles in turn, the shallow network first and the
+deep one only if the shallow one misses the target (`train_role`); and for a generation task the generator
+(`train_generator_step`, by generation.train_generator).
 
 The network and its training step are the calibration's own (`advisor.calibration.make_step`): the same
 layers, initial scale, optimiser, learning rate, loss and mini-batch the recommendation states; here they
@@ -11,18 +14,31 @@ import copy
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from advisor.contract import EpochScore, TrainingRun
+from advisor.contract import Candidate, EpochScore, TrainingRun
 from advisor.engine.families.roles import CLASSIFIER, MODEL, STACK
-from advisor.probe.learning.data import Split, Unsupported, score, trainable
+from advisor.probe.learning.generation import (
+    EvalRow,
+    Scale,
+    TrainedGenerator,
+    generates,
+    scale_for,
+    train_generator,
+)
 from advisor.probe.learning.samples import numel, shape_text
+from advisor.probe.learning.split import ScoredRun, Split, Unsupported, reported, score, trainable
 from advisor.probe.learning.stopping import Plateau
+
+if TYPE_CHECKING:
+    from advisor.probe.learning.clock import Clock
+    from advisor.probe.learning.plan import PlanEntry, ProbePlan
 
 EVAL_BATCH = 1024
 MAX_EPOCHS = 5000
@@ -37,7 +53,7 @@ def _model(nets: dict[str, nn.Module]) -> nn.Module:
 class _Data:
     """The split as tensors in the candidate's own input shape."""
 
-    def __init__(self, candidate: dict[str, Any], data: Split, device: torch.device) -> None:
+    def __init__(self, candidate: Candidate, data: Split, device: torch.device) -> None:
         io = candidate["io"]
         self.shape = [int(s) for s in io["input_shape"]]
         if numel(self.shape) != data.x_train.shape[1]:
@@ -105,7 +121,7 @@ def _val_loss(out: torch.Tensor, truth: np.ndarray, goal: str) -> float:
 
 
 def train(
-    candidate: dict[str, Any],
+    candidate: Candidate,
     data: Split,
     *,
     budget_s: float,
@@ -117,7 +133,7 @@ def train(
     should_stop: Callable[[], bool] | None = None,
     device: str = "cpu",
     clock: Callable[[], float] = time.monotonic,
-) -> TrainingRun:
+) -> ScoredRun:
     """Train until the candidate's training is done, the validation score has stopped improving, the budget is
     spent or `should_stop()` says so. Reports the held-out test score at the best validation epoch.
 
@@ -134,17 +150,17 @@ def train(
     tensors = _Data(candidate, data, dev)
     step = make_step(candidate, dev)
     model = _model(step.nets)
-    training = candidate.get("training") or {}
+    training = candidate.get("training")  # absent from a hand-written candidate: the defaults below
     n = len(tensors.x_train)
-    batch = max(1, min(int(training.get("batch_size") or 32), n))
+    batch = max(1, min(int((training.get("batch_size") if training else None) or 32), n))
     steps_per_epoch = math.ceil(n / batch)
-    epochs = int(training.get("epochs") or 50)
+    epochs = int((training.get("epochs") if training else None) or 50)
     updates = epochs * math.ceil(max(full_examples or n, n) / batch)
     updates = min(updates, max_updates or updates)
     epochs_cap = max(1, min(int(max_epochs or MAX_EPOCHS), math.ceil(updates / steps_per_epoch)))
     started = clock()
     generator = torch.Generator().manual_seed(seed)
-    run: TrainingRun = {
+    run: ScoredRun = {  # a TrainingRun: the score step adds its spread over repeated splits
         "family": candidate.get("family"),
         "depth": candidate.get("depth"),
         "parameters": candidate.get("parameters"),
@@ -159,7 +175,7 @@ def train(
         "train_score": None,
         "stopped": "epochs",
     }
-    best_state: dict[str, Any] | None = None
+    best_state: dict[str, torch.Tensor] | None = None
     best_loss = math.inf
     plateau = Plateau()
     stepping = 0.0  # seconds inside training steps: scoring an epoch costs the same at any training size
@@ -224,3 +240,208 @@ def train(
         )
     run["seconds"] = round(clock() - started, 3)
     return run
+
+
+# --- the step: the probe's roles in turn --------------------------------------------------------------------
+
+MAX_ROWS = 200  # per-epoch rows kept per run in its stage (evenly thinned; the best and the last always kept)
+NEXT_OF = "this probe tries only the next step of probe #{}"
+
+
+def thin(rows: list[EpochScore], best: int | None, limit: int = MAX_ROWS) -> list[EpochScore]:
+    if len(rows) <= limit:
+        return rows
+    step = len(rows) / (limit - 2)
+    keep = {int(i * step) for i in range(limit - 2)} | {len(rows) - 1}
+    keep |= {i for i, r in enumerate(rows) if r["epoch"] == best}
+    return [rows[i] for i in sorted(keep)]
+
+
+def public(run: TrainingRun) -> TrainingRun:
+    """A run as its stage shows it: every field, its epochs thinned to MAX_ROWS."""
+    shown = run.copy()
+    shown["epochs"] = thin(run["epochs"], run.get("best_epoch"))
+    return shown
+
+
+class Skipped(TypedDict):
+    """A role's stage where its candidate could not be trained."""
+
+    skipped: str
+    family: str | None
+
+
+@dataclass
+class Tried:
+    """What the train step has done so far, role by role: each role's run (None: not trained), why a role
+    was not trained (or not needed), the candidates this probe tried (trained, or found it could not), and
+    whether no further role is to be trained."""
+
+    runs: dict[str, ScoredRun | None] = field(default_factory=lambda: {"shallow": None, "deep": None})
+    notes: dict[str, str | None] = field(default_factory=lambda: {"shallow": None, "deep": None})
+    attempted: list[int] = field(default_factory=list)
+    done: bool = False
+
+
+@dataclass
+class RoleRun:
+    """One role's network trained on the probe's own split, and its share of the time that was left."""
+
+    role: str  # "shallow" or "deep"
+    candidate: Candidate
+    run: ScoredRun
+    share: float
+
+
+def train_role(role: str, plan: ProbePlan, split: Split, tried: Tried, clock: Clock) -> RoleRun | None:
+    """The role's candidate trained on the probe's own split within its share of the time left (its stage
+    `shallow` or `deep`, sent as it trains), or None with `tried.notes[role]` saying why not: the deep
+    network only where the shallow one missed the target (net.shallow.first), a candidate the goal cannot
+    train skipped, one whose training fails reported (it must not sink the other). Records it in `tried`."""
+    entry: PlanEntry | None = plan.shallow if role == "shallow" else plan.deep
+    if role == "deep":
+        shallow = tried.runs["shallow"]
+        if shallow is not None and (plan.target is None or (reported(shallow) or 0) >= plan.target):
+            tried.notes["deep"] = "deep not needed" if plan.target is not None else "no target"
+            tried.done = True
+            return None
+        if entry is None:
+            tried.notes["deep"] = (
+                NEXT_OF.format(plan.previous)
+                if plan.previous is not None
+                else "the recommendation lists no deep candidate to try"
+            )
+            tried.done = True
+            return None
+    if entry is None:
+        tried.notes["shallow"] = (
+            NEXT_OF.format(plan.previous)
+            if plan.previous is not None
+            else "the recommendation lists no shallow candidate"
+        )
+        return None
+    cand = entry["candidate"]
+    why = trainable(cand, plan.goal)
+    tried.attempted.append(int(entry["index"]))
+    if why:
+        tried.notes[role] = f"the {role} candidate cannot be probed: {why}"
+        clock.stage(role, Skipped(skipped=why, family=cand.get("family")))
+        return None
+    if clock.stop():
+        tried.notes["deep"] = (
+            tried.notes["deep"] or "the time limit was reached before the deep network could be trained"
+        )
+        tried.done = True
+        return None
+    # shallow and deep each leave time for what follows: the deep network and the learning curve
+    share = 0.35 if role == "shallow" and plan.target is not None and plan.deep is not None else 0.5
+    try:
+        trained = _train_shown(clock, role, cand, split, clock.left() * share, plan)
+    except Exception as exc:  # one candidate that cannot train on this data must not sink the other
+        why = f"training failed: {type(exc).__name__}: {exc}"[:500]
+        tried.notes[role] = f"the {role} candidate {why}"
+        clock.stage(role, Skipped(skipped=why, family=cand.get("family")))
+        return None
+    run = trained.copy()
+    tried.runs[role] = run
+    return RoleRun(role, cand, run, share)
+
+
+def _train_shown(
+    clock: Clock, role: str, candidate: Candidate, split: Split, budget: float, plan: ProbePlan
+) -> ScoredRun:
+    """`train`, its stage sent as it trains (at most every EMIT_EVERY_S) and once when it ends."""
+    what = f"training the {role} {str(candidate.get('family', '')).upper()}"
+    clock.progress(what)
+
+    def on_epoch(run: TrainingRun) -> None:
+        if clock.due():
+            clock.stage(role, public(run), force=False)
+            clock.progress(f"{what}: epoch {run['epochs'][-1]['epoch']}")
+
+    run = train(
+        candidate,
+        split,
+        budget_s=budget,
+        full_examples=plan.full_examples,
+        seed=plan.seed,
+        on_epoch=on_epoch,
+        should_stop=clock.stop,
+        device=plan.device,
+    )
+    clock.stage(role, public(run))
+    return run
+
+
+# --- the step for a generation task: the generator ----------------------------------------------------------
+
+
+class GeneratorHead(TypedDict):
+    index: int
+    family: str
+    metric: str  # "two_sample"
+
+
+class GeneratorSkipped(GeneratorHead):
+    skipped: str
+
+
+class GeneratorRunning(GeneratorHead):
+    curve: list[EvalRow]
+    running: bool
+
+
+@dataclass
+class TrainedNet:
+    """The generator trained on its own scale (`scale`: where its output can reach), to be scored."""
+
+    candidate: Candidate
+    head: GeneratorHead
+    scale: Scale
+    trained: TrainedGenerator
+
+
+def train_generator_step(entry: PlanEntry, plan: ProbePlan, split: Split, clock: Clock) -> TrainedNet | str:
+    """The generator trained by generation.train_generator within the probe's time (its stage `generator`
+    sent at each evaluation), or why it could not be: the verdict's note."""
+    candidate = entry["candidate"]
+    family = str(candidate.get("family") or "")
+    head: GeneratorHead = {"index": entry["index"], "family": family, "metric": "two_sample"}
+    why = "" if generates(candidate) else f"a {family.upper()} does not generate examples from noise"
+    shape = [int(s) for s in candidate["io"]["input_shape"]] if not why else []
+    if not why and numel(shape) != split.x_train.shape[1]:
+        values = split.x_train.shape[1]
+        why = f"it makes examples of shape {shape_text(shape)}; the sample's have {values} values"
+    if why:
+        clock.stage("generator", GeneratorSkipped(**head, skipped=why))
+        return f"candidate {entry['index'] + 1} cannot be probed: {why}"
+    net_scale = Scale.fit(scale_for(candidate), split.x_train)
+    what = f"training the {family.upper()}"
+    clock.progress(what)
+    curve: list[EvalRow] = []
+
+    def on_eval(row: EvalRow) -> None:
+        curve.append(row)
+        clock.stage("generator", GeneratorRunning(**head, curve=curve, running=True), force=False)
+        clock.progress(f"{what}: epoch {row['epoch']}, validation score {row['val']:.2f}")
+
+    def part(x: np.ndarray) -> np.ndarray:
+        return net_scale.to_net(x).reshape(len(x), *shape)
+
+    try:
+        trained = train_generator(
+            candidate,
+            part(split.x_train),
+            part(split.x_val),
+            plan.full_examples,
+            plan.seed,
+            device=plan.device,
+            budget_s=clock.left() * 0.9,  # the rest draws and scores the held-out test
+            should_stop=clock.should_stop,
+            on_eval=on_eval,
+        )
+    except Exception as exc:  # a candidate that cannot train on this data is reported, not raised
+        why = f"training failed: {type(exc).__name__}: {exc}"[:500]
+        clock.stage("generator", GeneratorSkipped(**head, skipped=why))
+        return f"the {family.upper()}'s {why}"
+    return TrainedNet(candidate, head, net_scale, trained)

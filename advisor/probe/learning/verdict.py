@@ -1,4 +1,7 @@
-"""The probe's verdict: what the numbers say about shallow versus deep, in one sentence and in fields.
+"""The verdict step (pipeline.py, step 7): what the numbers say, in one sentence and in fields. The
+supervised probe's (`verdict`, and `conclude` with the time to the target and the notes on the time limit):
+shallow versus deep; the generation probe's (`generation_verdict`): the generator's two-sample score
+against the target, beside the classical baseline's. No torch here: the pages read its words.
 
 Rules cited (engine/rules.json): net.shallow.first (W §III-A): a shallow network first, a deep one only
 if the result misses the acceptable error rate; net.shallow.validate (W §III-A-1): shallow networks need
@@ -8,13 +11,24 @@ careful validation, they risk overfitting.
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from advisor.contract import Verdict
+from advisor.contract import GenerationVerdict, Verdict
 from advisor.engine.units import DASH, count, percent
+from advisor.probe.learning.baseline import Baseline, MixtureBaseline
+from advisor.probe.learning.curve import CurveFit
+from advisor.probe.learning.plan import ProbePlan
+from advisor.probe.learning.reach import time_to_target
+from advisor.probe.learning.split import Reported, ScoredRun, reported, train_score
+
+if TYPE_CHECKING:
+    from advisor.probe.learning.clock import Clock
+    from advisor.probe.learning.score import GeneratorRun
 
 METRIC_WORDS = {"r2": "R²", "explained_variance": "of the input's variance explained"}
 OVERFIT_GAP = 0.1  # training score this far above the held-out score is called overfitting
+ONE_GAUSSIAN_MARGIN = 0.02  # a generator within this of one fitted Gaussian's score has learned no shape
 
 
 def reason(rule: str, text: str) -> dict[str, str]:
@@ -22,16 +36,9 @@ def reason(rule: str, text: str) -> dict[str, str]:
     return {"rule": rule, "text": text, "source": source}
 
 
-def train_score(run: dict[str, Any] | None) -> float | None:
-    """The training split's score at the best epoch: the median over the splits where repeated."""
-    if not run:
-        return None
-    spread = run.get("train_spread")
-    return float(spread["median"]) if spread else run.get("train_score")
-
-
-def _name(run: dict[str, Any]) -> str:
-    return str(run.get("family") or "network").upper()
+def _name(run: ScoredRun | None) -> str:
+    family = None if run is None else run.get("family")
+    return str(family or "network").upper()
 
 
 def score_text(value: float, target: float | None = None) -> str:
@@ -50,29 +57,20 @@ def target_text(target: float) -> str:
     return text if float(text) == target else f"{target:g}"
 
 
-def reported(run: dict[str, Any] | None) -> float | None:
-    """The score a run (or the baseline) reports: the median of its splits where the probe repeated its split
-    (`spread`), else its one split's held-out score."""
-    if not run:
-        return None
-    spread = run.get("spread")
-    return float(spread["median"]) if spread else run.get("score")
-
-
-def spread_text(run: dict[str, Any] | None) -> str:
+def spread_text(run: Reported | None) -> str:
     """ " (median of 3 splits, 0.961-0.975)" where the run was repeated, else nothing."""
-    spread = (run or {}).get("spread")
+    spread = None if run is None else run.get("spread")
     if not spread:
         return ""
     return f" (median of {spread['splits']} splits, {spread['low']:.3f}{DASH}{spread['high']:.3f})"
 
 
-def _meets(run: dict[str, Any] | None, target: float | None) -> bool:
+def _meets(run: Reported | None, target: float | None) -> bool:
     score = reported(run)
     return bool(target is not None and score is not None and score >= target)
 
 
-def choose(shallow: dict[str, Any] | None, deep: dict[str, Any] | None, target: float | None) -> str | None:
+def choose(shallow: ScoredRun | None, deep: ScoredRun | None, target: float | None) -> str | None:
     """Which run the curve and the estimate follow: the shallow one if it suffices, else the deep one if it
     does, else the better of the two."""
     runs = {k: r for k, r in (("shallow", shallow), ("deep", deep)) if reported(r) is not None}
@@ -85,7 +83,7 @@ def choose(shallow: dict[str, Any] | None, deep: dict[str, Any] | None, target: 
     return max(runs, key=lambda k: float(reported(runs[k]) or 0))
 
 
-def interval_words(expected: dict[str, Any]) -> str:
+def interval_words(expected: CurveFit) -> str:
     """The expected score at full size with its interval, as the verdict and the probe page both write it:
     "0.964, 90% interval 0.944-0.987" (an en dash). Three decimals: a "± 0.02" rounded from a lopsided
     interval disagreed with the interval the page showed beside it."""
@@ -93,7 +91,7 @@ def interval_words(expected: dict[str, Any]) -> str:
     return f"{est:.3f}, {percent(expected.get('interval', 0.9))} interval {low:.3f}{DASH}{high:.3f}"
 
 
-def expected_text(expected: dict[str, Any] | None) -> str:
+def expected_text(expected: CurveFit | None) -> str:
     """ "; expected at full size (48,000 examples) 0.964, 90% interval 0.944-0.987"."""
     if not expected or expected.get("estimate") is None or expected.get("method") == "measured":
         return ""
@@ -104,12 +102,12 @@ def verdict(
     *,
     metric: str,
     target: float | None,
-    baseline: dict[str, Any] | None,
-    shallow: dict[str, Any] | None,
-    deep: dict[str, Any] | None,
+    baseline: Baseline | None,
+    shallow: ScoredRun | None,
+    deep: ScoredRun | None,
     deep_note: str | None,
     shallow_note: str | None = None,
-    expected: dict[str, Any] | None,
+    expected: CurveFit | None,
 ) -> Verdict:
     chosen = choose(shallow, deep, target)
     notes: list[str] = []
@@ -131,8 +129,8 @@ def verdict(
         return score_text(value, target)
 
     sh, dp = reported(shallow), reported(deep)
-    shallow_name = _name(shallow or {})
-    deep_name = _name(deep or {})
+    shallow_name = _name(shallow)
+    deep_name = _name(deep)
     # Accuracy is what a target usually means; other goals' scores say what they are the first time.
     unit = "" if metric == "accuracy" else f" {METRIC_WORDS.get(metric, metric)}"
     sh_unit, dp_unit = unit + spread_text(shallow), unit + spread_text(deep)
@@ -164,7 +162,8 @@ def verdict(
         deep_needed = True
         both = f"shallow {f(sh)}{sh_unit}, {deep_name} {f(dp)}{dp_unit}"
         text = f"neither reaches the target {t} on the sample: {both}{exp_text}"
-        if expected and expected.get("estimate") is not None and expected["estimate"] >= target:
+        estimate = None if expected is None else expected["estimate"]
+        if estimate is not None and estimate >= target:
             notes.append("The learning curve suggests the full data set may close the gap.")
     for label, run in (("shallow", shallow), ("deep", deep)):
         trained, held = train_score(run), reported(run)
@@ -182,6 +181,8 @@ def verdict(
             f"The classical baseline ({baseline['model']}) scores {f(base)}{spread_text(baseline)}, as well "
             "as any network tried: the task may not need a neural network."
         )
+    scored: list[tuple[str, Reported | None]] = [("shallow", shallow), ("deep", deep), ("baseline", baseline)]
+    spreads = {k: r.get("spread") for k, r in scored if r}
     return {
         "text": text,
         "metric": metric,
@@ -197,12 +198,135 @@ def verdict(
         "baseline_score": base,
         "baseline_model": baseline.get("model") if baseline else None,
         # the median and range of each over the probe's repeated splits (paired: the same splits for all)
-        "spread": {
-            k: r["spread"]
-            for k, r in (("shallow", shallow), ("deep", deep), ("baseline", baseline))
-            if r and r.get("spread")
-        },
-        "expected": expected,
+        "spread": {k: dict(spread) for k, spread in spreads.items() if spread},
+        "expected": None if expected is None else dict(expected),
         "notes": notes,
         "reasons": reasons,
+    }
+
+
+# --- the step ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Findings:
+    """What the supervised probe's verdict reads: the split's metric and held-out size, the baseline, each
+    role's run (None: not trained) and why not, the network chosen, its learning curve, the full size."""
+
+    metric: str
+    test_examples: int
+    baseline: Baseline
+    runs: dict[str, ScoredRun | None]
+    notes: dict[str, str | None]
+    chosen: str | None
+    fitted: CurveFit | None
+    full_train: int
+
+
+def conclude(found: Findings, plan: ProbePlan, clock: Clock) -> Verdict:
+    """The verdict, with the time to the target of the network chosen (reach.time_to_target) and what the
+    time limit cut short."""
+    fitted = found.fitted
+    result = verdict(
+        metric=found.metric,
+        target=plan.target,
+        baseline=found.baseline,
+        shallow=found.runs["shallow"],
+        deep=found.runs["deep"],
+        deep_note=found.notes["deep"],
+        shallow_note=found.notes["shallow"],
+        expected=fitted,
+    )
+    points = [] if fitted is None else fitted.get("points", [])
+    run = None if found.chosen is None else found.runs[found.chosen]
+    if found.chosen is not None and run is not None:
+        timed = time_to_target(
+            plan,
+            found.chosen,
+            run,
+            found.full_train,
+            points=points,
+            fitted=fitted,
+            test_examples=found.test_examples,
+        )
+        result["time_to_target"] = None if timed is None else dict(timed)
+    if clock.left() <= 0:
+        result["notes"].append("The probe's time limit was reached: later stages ran shorter or not at all.")
+    cut = [p for p in points if p.get("stopped") in ("time", "stopped")]
+    if cut and fitted is not None and fitted["method"] == "power_law":
+        result["notes"].append(
+            f"{len(cut)} of the learning curve's points stopped at their share of the time limit, not at a "
+            "plateau: if they are undertrained the curve rises too steeply and the estimate at full size is "
+            "optimistic. A longer time limit gives a firmer estimate."
+        )
+    return result
+
+
+def generation_verdict(
+    *,
+    family: str | None,
+    target: float | None,
+    run: GeneratorRun | None,
+    baseline: MixtureBaseline | None,
+    note: str | None = None,
+    test_examples: int | None = None,
+) -> GenerationVerdict:
+    """What the generation probe concludes, in one sentence and in fields: the generator's two-sample score
+    against the target, with the classical baseline beside it."""
+    name = (family or "generator").upper()
+    score = None if run is None else run.get("score")
+    base = None if baseline is None else baseline.get("score")
+    met = None if score is None or target is None else bool(score >= target)
+    notes: list[str] = []
+    if score is None:
+        text = f"No generator was scored: {note or 'nothing could be trained'}."
+    else:
+        measured = f"its generated examples scored {score_text(score, target)} on the two-sample test"
+        if target is None:
+            text = f"The {name}'s generated examples scored {score_text(score)} on the two-sample test."
+        elif met:
+            text = f"The {name} met the two-sample target of {target_text(target)}: {measured}."
+        else:
+            text = f"The {name} missed the two-sample target of {target_text(target)}: {measured}."
+        if base is not None and baseline is not None:
+            than = "above" if base > score else "below" if base < score else "level with"
+            text += f" A {baseline['model']} fitted by scikit-learn scores {score_text(base)}, {than} it."
+        if run is not None and run.get("stopped") in ("time", "stopped"):
+            notes.append(
+                f"Training stopped at the probe's time limit after {run['updates']:,} of its "
+                f"{run['planned_updates']:,} recommended updates: a longer limit may score higher."
+            )
+        if run is not None and run.get("stopped") == "diverged":
+            notes.append("Training diverged (the generator drew values that are not finite numbers).")
+        single = None if baseline is None else baseline.get("one_gaussian")
+        if single is not None and score <= single + ONE_GAUSSIAN_MARGIN:
+            why = " (a VAE whose decoder ignores its latent code draws such a blob: posterior collapse)"
+            notes.append(
+                f"It scores no better than one Gaussian fitted to the sample ({score_text(single)}): it has "
+                f"not learned the data's shape{why if family == 'vae' else ''}."
+            )
+    if baseline is not None and baseline.get("real") is not None:
+        notes.append(
+            f"Real training examples score {score_text(baseline['real'])} against the held-out ones: the "
+            "most this test gives on this sample (1 minus its own noise)."
+        )
+    if test_examples is not None and test_examples < 200:
+        notes.append(
+            f"The held-out split holds {test_examples} examples: with so few the score moves by several "
+            "hundredths from one split to another."
+        )
+    if note and score is not None:
+        notes.append(note)
+    return {
+        "text": text,
+        "metric": "two_sample",
+        "target": target,
+        "chosen": None if score is None else "deep",
+        "family": family,
+        "score": score,
+        "baseline_score": base,
+        "real_score": None if baseline is None else baseline.get("real"),
+        "met": met,
+        "notes": notes,
+        "reasons": [],
     }

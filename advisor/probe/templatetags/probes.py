@@ -3,8 +3,6 @@ candidate the recommendation's probes now expect to reach the target first (quer
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import template
 
 from advisor.models import Recommendation
@@ -14,5 +12,5 @@ register = template.Library()
 
 
 @register.simple_tag
-def expected_first(rec: Recommendation) -> dict[str, Any] | None:
+def expected_first(rec: Recommendation) -> queries.ExpectedFirst | None:
     return queries.expected_first_of(rec)
