@@ -17,6 +17,7 @@ from typing import IO, Any
 import psutil
 import pytest
 from django.conf import settings
+from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -63,6 +64,14 @@ def user(django_user_model: Any) -> Any:
 @pytest.fixture
 def other_user(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user(username="bob", password="correct-horse-battery")
+
+
+@pytest.fixture
+def client_for(user: Any) -> Client:
+    """A page client signed in as `user`: the pages' tests and the probe's."""
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture
