@@ -93,13 +93,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for group in groups.values():
         first = group[0]
+        measured_ms = 1e3 * statistics.median(r["measured"] for r in group)
         own = statistics.median(r["measured"] / r["predicted"] for r in group)
         conv = [r["measured"] / r["conv_curve"] for r in group if "conv_curve" in r]
-        lines.append(
-            f"| {first['kind']} | {first['batch']} | {json.dumps(first['args'])} | "
-            f"{1e3 * statistics.median(r['measured'] for r in group):.3f} | {own:.2f} | "
-            f"{f'{statistics.median(conv):.2f}' if conv else '—'} |"
-        )
+        conv_ratio = f"{statistics.median(conv):.2f}" if conv else "—"
+        cells = [first["kind"], first["batch"], json.dumps(first["args"]), f"{measured_ms:.3f}", f"{own:.2f}"]
+        lines.append("| " + " | ".join(str(cell) for cell in [*cells, conv_ratio]) + " |")
     return "\n".join(lines)
 
 

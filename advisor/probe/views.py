@@ -217,7 +217,8 @@ def _samples_context(request: HttpRequest) -> dict[str, Any]:
 @require_POST
 @login_required
 def delete_sample(request: HttpRequest, pk: int) -> HttpResponse:
-    """Delete a sample; one that a queued or running probe still reads stays, and the list says why (409)."""
+    """Delete a sample and, after the commit, its file. One that a queued or running probe still reads
+    stays, and the list of samples says why (409)."""
     sample = visible(queries.sample_for(request.user, pk), "sample")
     try:
         services.delete_sample(sample=sample)
