@@ -44,7 +44,9 @@ def run_host(
     on_event: Callable[[Event], None] = lambda e: None,
 ) -> dict[str, Any]:
     """Run ranks first_rank .. first_rank + local - 1 of a `world`-rank job; {"status", "error", "ranks"}."""
-    payloads = rank_payloads(plan, world, store=(store_host, store_port), first_rank=first_rank, local=local)
+    payloads = rank_payloads(
+        plan, world, store_host=store_host, store_port=store_port, first_rank=first_rank, local=local
+    )
     status, error, ranks = run_ranks(
         payloads,
         child_environment(plan.allocator),

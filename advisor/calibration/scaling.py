@@ -120,10 +120,15 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def rank_payloads(
-    plan: ScalingPlan, world: int, *, store: tuple[str, int], first_rank: int = 0, local: int | None = None
+    plan: ScalingPlan,
+    world: int,
+    *,
+    store_host: str,
+    store_port: int,
+    first_rank: int = 0,
+    local: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The payloads of this host's ranks first_rank .. first_rank + local - 1 of a `world`-rank job, which
-    meet at the TCPStore at `store` (host, port)."""
+    """The payloads of this host's ranks first_rank .. first_rank + local - 1 of a `world`-rank job."""
     local = world if local is None else local
     threads = plan.threads or max(1, physical_cores() // local)
     batch = plan.batch_size or int((plan.candidate.get("training") or {}).get("batch_size") or 32)
@@ -131,8 +136,8 @@ def rank_payloads(
         "candidate": plan.candidate,
         "device": plan.device,
         "world_size": world,
-        "store_host": store[0],
-        "store_port": store[1],
+        "store_host": store_host,
+        "store_port": store_port,
         "batch_size": batch,
         "threads": threads,
         "sync": plan.sync,
@@ -267,13 +272,13 @@ def run_scaling(
     started = time.monotonic()
     deadline = started + plan.time_limit_s
     env = child_environment(plan.allocator)
-    batch = rank_payloads(plan, 1, store=("", 0))[0]["batch_size"]
+    batch = rank_payloads(plan, 1, store_host="", store_port=0)[0]["batch_size"]
     worlds: dict[int, list[Event]] = {}
     status, error = "succeeded", None
     sizes = sorted({int(w) for w in plan.world_sizes})
     for i, world in enumerate(sizes):
         on_event({"type": "progress", "done": i, "total": len(sizes), "step": f"world size {world}"})
-        payloads = rank_payloads(plan, world, store=("127.0.0.1", free_port()))
+        payloads = rank_payloads(plan, world, store_host="127.0.0.1", store_port=free_port())
         status, error, ranks = run_ranks(
             payloads, env, deadline=deadline, should_cancel=should_cancel, on_event=on_event
         )

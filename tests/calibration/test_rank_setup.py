@@ -67,7 +67,7 @@ def test_it_passes_nccl_and_gloo_settings_to_the_ranks() -> None:
 
 def test_it_gives_cpu_ranks_no_gpu() -> None:
     plan = ScalingPlan(EXAMPLES["tabular-mlp"](), world_sizes=[1], threads=1)
-    (payload,) = rank_payloads(plan, 1, store=("127.0.0.1", 1))
+    (payload,) = rank_payloads(plan, 1, store_host="127.0.0.1", store_port=1)
     assert payload["gpu"] is None and rank_setup(payload)[:2] == ("gloo", "cpu")
 
 

@@ -62,7 +62,7 @@ def _start_and_then(plan: ScalingPlan, *, kill: bool) -> tuple[str, str | None, 
     """Run a 2-rank world that would time for minutes; once rank 1 times its steps, SIGKILL it or cancel.
     Without the kill or the cancel the world ends at its deadline as `timed_out`, so the status says which
     of them ended it; no wall-clock bound is needed."""
-    payloads = rank_payloads(plan, 2, store=("127.0.0.1", free_port()))
+    payloads = rank_payloads(plan, 2, store_host="127.0.0.1", store_port=free_port())
     acted: list[int] = []
 
     def on_event(event: dict[str, Any]) -> None:
