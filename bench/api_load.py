@@ -33,6 +33,12 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 TARGET_P95_MS = 50.0
 
+# --database: the embedded default, the same file in WAL mode, or a temporary PostgreSQL database
+DATABASES = {
+    "sqlite": "SQLite, as configured",
+    "sqlite-wal": "SQLite in WAL mode",
+    "postgres": "PostgreSQL (a temporary database on --postgres-url)",
+}
 SPEC: dict[str, Any] = {
     "task": "tabular",
     "goal": "classify",
@@ -189,10 +195,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--database",
-        choices=["sqlite", "sqlite-wal", "postgres"],
+        choices=list(DATABASES),
         default="sqlite",
-        help="sqlite: the embedded default as configured; sqlite-wal: the same file in WAL mode; postgres: a "
-        "temporary database on --postgres-url",
+        help="; ".join(f"{name}: {words}" for name, words in DATABASES.items()),
     )
     parser.add_argument("--postgres-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
@@ -226,11 +231,7 @@ def main(argv: list[str]) -> int:
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
-    database = {
-        "sqlite": "SQLite, as configured",
-        "sqlite-wal": "SQLite in WAL mode",
-        "postgres": "PostgreSQL",
-    }[args.database]
+    database = DATABASES[args.database].split(" (")[0]
     figures = report(trials, args, client, database)
     print(
         f"POST {api_clients.PATH} on gunicorn ({args.workers} workers x {args.threads} thread(s), "

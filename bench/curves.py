@@ -23,6 +23,7 @@ from advisor.calibration.layers import build_layer
 from advisor.calibration.profile import _fwd_bwd, profile_device
 from advisor.engine.costmodel import _layer_seconds
 from advisor.engine.profile import ThreadProfile, at_threads
+from bench.machine import write_result
 
 # (batch, in channels, out channels, steps, kernel, dilation): none of them a profile point
 CAUSAL = (
@@ -92,13 +93,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for group in groups.values():
         first = group[0]
+        measured_ms = 1e3 * statistics.median(r["measured"] for r in group)
         own = statistics.median(r["measured"] / r["predicted"] for r in group)
         conv = [r["measured"] / r["conv_curve"] for r in group if "conv_curve" in r]
-        lines.append(
-            f"| {first['kind']} | {first['batch']} | {json.dumps(first['args'])} | "
-            f"{1e3 * statistics.median(r['measured'] for r in group):.3f} | {own:.2f} | "
-            f"{f'{statistics.median(conv):.2f}' if conv else '—'} |"
-        )
+        conv_ratio = f"{statistics.median(conv):.2f}" if conv else "—"
+        cells = [first["kind"], first["batch"], json.dumps(first["args"]), f"{measured_ms:.3f}", f"{own:.2f}"]
+        lines.append("| " + " | ".join(str(cell) for cell in [*cells, conv_ratio]) + " |")
     return "\n".join(lines)
 
 
@@ -108,10 +108,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=None, help="a folder for result.json and table.md")
     args = parser.parse_args(argv)
     rows = run(args.rounds)
-    text = table(rows)
-    print(text)
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "result.json").write_text(json.dumps(rows, indent=1))
-        (args.out / "table.md").write_text(text + "\n")
+    if args.out is None:
+        print(table(rows))
+    else:
+        write_result(args.out, rows, table(rows) + "\n")
     return 0

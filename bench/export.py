@@ -11,9 +11,7 @@ target: train.py's held-out test score is at least the probe's minus one point, 
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -144,26 +142,21 @@ def _run(row: dict[str, Any], who: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench export", description=__doc__.split("\n")[0])
+    from bench import machine
+
+    parser = machine.run_parser("export", __doc__)
     parser.add_argument("--seeds", type=int, default=3, help="probe seeds (each its own split)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the probe (a worker's: 1)")
     parser.add_argument("--train-threads", type=int, default=None, help="train.py's (default: --threads)")
     parser.add_argument("--budget", type=float, default=300.0, help="the probe's time limit, seconds")
-    parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
     args = parser.parse_args(argv)
-    from bench import machine
-
     info = machine.describe()
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.seeds):
             rows += evaluate(seed, args.threads, args.budget, Path(tmp), args.train_threads or args.threads)
-    text = table(rows)
-    print(text)
-    elapsed = time.monotonic() - started
-    print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
-    if args.out is not None:
-        threads = {"threads": args.threads, "train_threads": args.train_threads or args.threads}
-        machine.save(args.out, ["export", *argv], info, text, {"rows": rows}, seconds=elapsed, **threads)
+    threads = {"threads": args.threads, "train_threads": args.train_threads or args.threads}
+    text, results = table(rows), {"rows": rows}
+    machine.close_run(args.out, ["export", *argv], info, text, results, started=started, **threads)
     return 0 if rows and all(r["met"] for r in rows) else 1

@@ -7,12 +7,14 @@ page faults for its large activation buffers.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
 import platform
 import re
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +138,34 @@ def save(
     (out / "table.md").write_text(table + "\n")
 
 
-def write_result(out: Path, result: dict[str, Any], table: str) -> None:
+def run_parser(name: str, doc: str | None) -> argparse.ArgumentParser:
+    """`python -m bench <name>`'s parser, described by the first line of its module's `doc`, with `--out`."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench {name}", description=(doc or "").split("\n")[0])
+    parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
+    return parser
+
+
+def close_run(
+    out: Path | None,
+    argv: list[str],
+    info: dict[str, Any],
+    text: str,
+    results: dict[str, Any],
+    *,
+    started: float,
+    **meta: Any,
+) -> float:
+    """A run's end: its table printed, then its seconds (since time.monotonic() read `started`), the load and
+    the allocator; all of it saved in `out` when given (`save`). Returns the seconds."""
+    print(text)
+    elapsed = time.monotonic() - started
+    print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
+    if out is not None:
+        save(out, argv, info, text, results, seconds=elapsed, **meta)
+    return elapsed
+
+
+def write_result(out: Path, result: dict[str, Any] | list[Any], table: str) -> None:
     """A benchmark's result.json and table.md in `out`, the table printed too."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")

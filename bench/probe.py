@@ -15,9 +15,7 @@ item 3).
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -181,18 +179,17 @@ def report(answer: dict[str, Any], paired_summary: dict[str, Any] | None, target
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench probe", description=__doc__.split("\n")[0])
+    import torch
+
+    from bench import machine
+
+    parser = machine.run_parser("probe", __doc__)
     parser.add_argument("--target", type=float, default=0.98, help="the spec's accuracy target")
     parser.add_argument("--limit", type=float, default=90.0, help="the product probe's time limit (s)")
     parser.add_argument("--splits", type=int, default=10, help="paired splits (0: the product's answer only)")
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds per paired training run")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the worker's for small nets)")
-    parser.add_argument("--out", type=Path, default=None, help="write results.json and table.md here")
     args = parser.parse_args(argv)
-    import torch
-
-    from bench import machine
-
     torch.set_num_threads(args.threads)
     info = machine.describe()
     spec = {**SPEC, "target": {"accuracy": args.target}}
@@ -202,10 +199,6 @@ def main(argv: list[str]) -> int:
     rows = paired(spec, args.splits, args.budget) if args.splits else []
     paired_summary = summary(rows) if rows else None
     text = report(answer, paired_summary, args.target)
-    print(text)
-    elapsed = time.monotonic() - started
-    print(f"{elapsed:.0f} s in all; load {os.getloadavg()}; allocator {info['allocator']}")
-    if args.out is not None:
-        results = {"product": answer, "rows": rows, "summary": paired_summary}
-        machine.save(args.out, ["probe", *argv], info, text, results, seconds=elapsed, threads=args.threads)
+    results = {"product": answer, "rows": rows, "summary": paired_summary}
+    machine.close_run(args.out, ["probe", *argv], info, text, results, started=started, threads=args.threads)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ from typing import IO, Any
 import psutil
 import pytest
 from django.conf import settings
+from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -62,6 +64,14 @@ def user(django_user_model: Any) -> Any:
 @pytest.fixture
 def other_user(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user(username="bob", password="correct-horse-battery")
+
+
+@pytest.fixture
+def client_for(user: Any) -> Client:
+    """A page client signed in as `user`: the pages' tests and the probe's."""
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture
@@ -114,14 +124,14 @@ class WorkerProcess:
 
         argv = [sys.executable, "manage.py", "worker", "--device", "cpu", "--host", self.host]
         self.proc = spawn([*argv, "--loglevel", "INFO"], self.log_path.open("ab"), self.env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        polls = max(1, math.ceil(timeout / 0.2))  # a readiness poll, as wait_for: a count of looks
+        for _ in range(polls):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
             if "ready." in self.log() and Device.objects.filter(id=self.device_id).exists():
                 return
             time.sleep(0.2)
-        raise RuntimeError(f"worker not ready within {timeout} s:\n{self.log()}")
+        raise RuntimeError(f"worker not ready after {polls} looks 0.2 s apart:\n{self.log()}")
 
     def kill(self) -> list[int]:
         """SIGKILL the worker process alone, as the OOM killer would; returns the pids of the children it
@@ -156,13 +166,16 @@ def worker(transactional_db: None, tmp_path: Path) -> Iterator[WorkerProcess]:
 
 
 def wait_for(predicate: Any, *, timeout: float, interval: float = 0.2, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """A readiness poll: `predicate`'s first true value, looked at timeout / interval times, `interval`
+    seconds apart. It fails only if the thing never happens; a count, not the clock, says when to give up,
+    so a busy machine (where each look itself takes longer) gets as many looks as a quiet one."""
+    polls = max(1, math.ceil(timeout / interval))
+    for _ in range(polls):
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    raise AssertionError(f"{what}: still not after {polls} looks {interval} s apart")
 
 
 def advise_command(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

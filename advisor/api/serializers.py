@@ -336,10 +336,10 @@ class GpuSerializer(serializers.Serializer[dict[str, Any]]):
 
     id = serializers.CharField()
     name = serializers.CharField()
-    memory_gb = serializers.FloatField()
-    fp32_tflops = serializers.FloatField()
-    fp16_tflops = serializers.FloatField()
-    memory_bandwidth_gbps = serializers.FloatField()
+    memory_gb = serializers.FloatField(help_text="the device's memory, GB")
+    fp32_tflops = serializers.FloatField(help_text="peak FP32, TFLOPS")
+    fp16_tflops = serializers.FloatField(help_text="peak FP16, TFLOPS (on tensor cores if any)")
+    memory_bandwidth_gbps = serializers.FloatField(help_text="peak memory bandwidth, GB/s")
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # `source`, the catalog's citation: a class attribute of that name would redefine Field.source

@@ -83,8 +83,8 @@ def profiled_batch(
     device: str,
     *,
     memory_limit: float,
-    threads: int = 1,
     known: Known | None = None,
+    threads: int = 1,
 ) -> None:
     """Set the candidate's batch from the profile's predicted seconds per example at `threads`, among the
     powers of two from BATCH_MIN to BATCH_MAX that the data set and `memory_limit` (bytes) allow; replace its

@@ -5,6 +5,8 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
+import advisor.jsonenc
+
 
 class Migration(migrations.Migration):
     initial = True
@@ -28,8 +30,13 @@ class Migration(migrations.Migration):
                 ("queue", models.CharField(max_length=250, unique=True)),
                 ("worker", models.CharField(blank=True, max_length=250)),
                 ("details", models.JSONField(blank=True, default=dict)),
+                ("profile", models.JSONField(blank=True, null=True)),
+                ("torch_version", models.CharField(blank=True, max_length=100)),
+                ("processor", models.CharField(blank=True, max_length=300)),
+                ("profile_history", models.JSONField(blank=True, default=list)),
                 ("registered_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen", models.DateTimeField(default=django.utils.timezone.now)),
+                ("draining", models.BooleanField(default=False)),
             ],
             options={
                 "ordering": ["host", "kind", "index"],
@@ -44,9 +51,6 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("candidate", models.PositiveIntegerField(default=0)),
-                ("batch_sizes", models.JSONField(default=list)),
-                ("threads", models.JSONField(default=list)),
                 ("time_limit_seconds", models.PositiveIntegerField()),
                 ("options", models.JSONField(blank=True, default=dict)),
                 (
@@ -67,9 +71,6 @@ class Migration(migrations.Migration):
                 ("progress", models.FloatField(default=0.0)),
                 ("step", models.CharField(blank=True, max_length=300)),
                 ("error", models.TextField(blank=True)),
-                ("summary", models.JSONField(blank=True, default=dict)),
-                ("estimate", models.JSONField(blank=True, null=True)),
-                ("idempotency_key", models.CharField(blank=True, max_length=200)),
                 ("sent_at", models.DateTimeField(blank=True, null=True)),
                 ("attempts", models.PositiveIntegerField(default=0)),
                 ("cancel_requested", models.BooleanField(default=False)),
@@ -77,6 +78,14 @@ class Migration(migrations.Migration):
                 ("started_at", models.DateTimeField(blank=True, null=True)),
                 ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
                 ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("work_plan", models.JSONField(blank=True, null=True)),
+                ("marks", models.JSONField(blank=True, default=list)),
+                ("candidate", models.PositiveIntegerField(default=0)),
+                ("batch_sizes", models.JSONField(default=list)),
+                ("threads", models.JSONField(default=list)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                ("estimate", models.JSONField(blank=True, null=True)),
+                ("idempotency_key", models.CharField(blank=True, max_length=200)),
                 (
                     "owner",
                     models.ForeignKey(
@@ -97,7 +106,7 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
-            name="Measurement",
+            name="MeasuredConfiguration",
             fields=[
                 (
                     "id",
@@ -126,6 +135,27 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
+            name="Notifications",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("webhook_url", models.URLField(blank=True, max_length=500)),
+                ("email", models.BooleanField(default=False)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notifications",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+        ),
+        migrations.CreateModel(
             name="Recommendation",
             fields=[
                 (
@@ -134,9 +164,10 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("spec", models.JSONField()),
-                ("result", models.JSONField()),
                 ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("spec", models.JSONField(encoder=advisor.jsonenc.FastEncoder)),
+                ("result", models.JSONField(encoder=advisor.jsonenc.FastEncoder)),
+                ("engine_version", models.PositiveIntegerField(default=0)),
                 (
                     "owner",
                     models.ForeignKey(
@@ -148,6 +179,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["-created_at", "-id"],
+                "abstract": False,
             },
         ),
         migrations.AddField(
@@ -158,6 +190,55 @@ class Migration(migrations.Migration):
                 related_name="calibrations",
                 to="advisor.recommendation",
             ),
+        ),
+        migrations.CreateModel(
+            name="Refusal",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=40)),
+                ("reason", models.CharField(max_length=100)),
+                ("count", models.PositiveBigIntegerField(default=0)),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(fields=("kind", "reason"), name="one_refusal_counter")
+                ],
+            },
+        ),
+        migrations.CreateModel(
+            name="TimeModel",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField()),
+                ("rows", models.PositiveIntegerField()),
+                ("networks", models.PositiveIntegerField()),
+                ("expected_error", models.FloatField()),
+                ("median_error", models.FloatField()),
+                ("validation", models.JSONField(blank=True, default=dict)),
+                ("fitted", models.BinaryField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "device",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="time_models",
+                        to="advisor.device",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["device", "-version"],
+            },
         ),
         migrations.AddIndex(
             model_name="recommendation",
@@ -178,5 +259,9 @@ class Migration(migrations.Migration):
                 fields=("owner", "idempotency_key"),
                 name="unique_idempotency_key_per_owner",
             ),
+        ),
+        migrations.AddConstraint(
+            model_name="timemodel",
+            constraint=models.UniqueConstraint(fields=("device", "version"), name="one_time_model_version"),
         ),
     ]

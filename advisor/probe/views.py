@@ -184,6 +184,7 @@ def next_probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel a queued probe, or ask a running one to stop; a finished one says so."""
     job = visible(queries.probe_for(request.user, pk), "probe")
     try:
         services.cancel_probe(job=job)
@@ -217,6 +218,8 @@ def _samples_context(request: HttpRequest) -> dict[str, Any]:
 @require_POST
 @login_required
 def delete_sample(request: HttpRequest, pk: int) -> HttpResponse:
+    """Delete a sample and, after the commit, its file. One that a queued or running probe still reads
+    stays, and the list of samples says why (409)."""
     sample = visible(queries.sample_for(request.user, pk), "sample")
     try:
         services.delete_sample(sample=sample)

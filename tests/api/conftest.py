@@ -103,7 +103,7 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 10  # a readiness poll: fails only if the server never answers
         while time.monotonic() < deadline:
             try:
                 if self.client().ping():
@@ -168,7 +168,7 @@ def live_server_url(tmp_path: Path) -> Iterator[str]:
     proc = spawn([gunicorn, "advisor.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2", "--timeout", "60"], log)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 30  # a readiness poll: fails only if gunicorn never answers
         while True:
             try:
                 urllib.request.urlopen(f"{url}/api/v1/schema/", timeout=2)

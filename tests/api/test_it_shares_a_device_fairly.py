@@ -163,14 +163,20 @@ def test_a_queued_job_shows_its_place_and_expected_start(
         2,
         3,
     )
+    # expected starts are the work plans' seconds added up (no clock is read): the other user's job starts
+    # when the first is expected to end, this user's second after both
     assert places[first["id"]]["starts_in_seconds"] == 0
     assert 0 < their_place["starts_in_seconds"] < places[second["id"]]["starts_in_seconds"]
     assert their_place["expected_start"] and not their_place["draining"]
     assert api.get(f"{URL}{first['id']}/").json()["remaining"] is None
-    # running: no place, a remaining time instead
+    # running: no place, a remaining time instead. Its start is put a day ahead of the clock, so the time it
+    # has run reads 0 however slowly this test goes: all of its plan is left, which the other user's job
+    # was expected to wait for
     CalibrationJob.claim(first["id"])
+    CalibrationJob.objects.filter(pk=first["id"]).update(started_at=timezone.now() + timedelta(days=1))
     running = api.get(f"{URL}{first['id']}/").json()
-    assert running["queue"] is None and running["remaining"]["remaining_seconds"] > 0
+    assert running["queue"] is None
+    assert running["remaining"]["remaining_seconds"] == their_place["starts_in_seconds"]
     assert running["remaining"]["basis"] == "plan"
     assert other.get(f"{URL}{theirs['id']}/").json()["queue"]["ahead"] == 1
 

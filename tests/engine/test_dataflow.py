@@ -36,15 +36,9 @@ def test_it_reproduces_the_papers_pcie_refresh_times() -> None:
 
 def test_it_reproduces_the_papers_effective_compute_fraction_through_the_engines_data_flow() -> None:
     # three GTX 1080 on one PCIe 4.0 x16 bus, 24 GB of training data per iteration in host memory
+    hardware = {**GPU, "gpus_per_node": 3, "link": "pcie4", "ram_gb": 64}
     clean = normalise(
-        spec(
-            "vision",
-            [1, 1000, 1000],
-            outputs=2,
-            examples=3_000,
-            bytes_per_value=8,
-            hardware={**GPU, "gpus_per_node": 3, "link": "pcie4", "ram_gb": 64},
-        )
+        spec("vision", [1, 1000, 1000], outputs=2, examples=3_000, bytes_per_value=8, hardware=hardware)
     )
     plan = {"device": "gpu", "gpus": 3, "nodes": 1}
     flow = dataflow(clean, plan, training_bytes_per_gpu=10**9)

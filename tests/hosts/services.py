@@ -10,11 +10,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tests.conftest import need
+from tests.conftest import need, wait_for
 from tests.hosts.netns import SUBNET_BITS, Host
 
 PG_PORT = "5418"
@@ -70,11 +69,13 @@ def private_postgres(host: Host) -> Iterator[str]:
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
             ready = [f"{bindir}/pg_isready", "-h", host.address, "-p", PG_PORT]
-            while subprocess.run(host.command(*ready), capture_output=True).returncode != 0:
-                assert time.monotonic() < deadline, "the private PostgreSQL did not start"
-                time.sleep(0.3)
+            wait_for(
+                lambda: subprocess.run(host.command(*ready), capture_output=True).returncode == 0,
+                timeout=60,
+                interval=0.3,
+                what="the private PostgreSQL started",
+            )
             subprocess.run(
                 host.command(
                     f"{bindir}/createdb", "-h", host.address, "-p", PG_PORT, "-U", "postgres", "advisor"
@@ -105,11 +106,12 @@ def private_redis(host: Host) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        ping = ["redis-cli", "-h", host.address, "-p", REDIS_PORT, "ping"]
-        while subprocess.run(host.command(*ping), capture_output=True, text=True).stdout.strip() != "PONG":
-            assert time.monotonic() < deadline, "the private Redis did not start"
-            time.sleep(0.2)
+        ping = host.command("redis-cli", "-h", host.address, "-p", REDIS_PORT, "ping")
+        wait_for(
+            lambda: subprocess.run(ping, capture_output=True, text=True).stdout.strip() == "PONG",
+            timeout=30,
+            what="the private Redis started",
+        )
         yield f"redis://{host.address}:{REDIS_PORT}/0"
     finally:
         _stop(server)

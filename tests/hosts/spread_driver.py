@@ -36,7 +36,7 @@ def _devices() -> list[Device] | None:
 
 
 def main(mode: str) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # a readiness poll: fails only if the workers never announce
     while (devices := _devices()) is None:
         assert time.monotonic() < deadline, "the two workers did not announce their devices"
         time.sleep(0.5)
@@ -66,7 +66,7 @@ def main(mode: str) -> None:
     )
     said = False
     steps: list[str] = []
-    deadline = time.monotonic() + 400
+    deadline = time.monotonic() + 400  # a readiness poll: gives up (type "timeout") only if it never ends
     while time.monotonic() < deadline:
         rows = list(CalibrationJob.objects.filter(pk__in=ids).order_by("pk"))
         if [r.step for r in rows] != steps:

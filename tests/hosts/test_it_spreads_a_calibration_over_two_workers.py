@@ -81,7 +81,7 @@ class Fleet:
 
 def _until(events: queue.Queue[dict[str, Any]], kind: str, timeout: float, fleet: Fleet) -> dict[str, Any]:
     seen: list[dict[str, Any]] = []
-    end = time.monotonic() + timeout
+    end = time.monotonic() + timeout  # a readiness wait: fails only if the event never comes
     while True:
         try:
             event = events.get(timeout=max(0.1, end - time.monotonic()))

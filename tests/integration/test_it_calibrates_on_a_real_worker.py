@@ -4,7 +4,6 @@ their URLs."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import psutil
@@ -95,10 +94,12 @@ def test_it_recovers_a_job_whose_worker_was_killed(
     wait_for(lambda: psutil.Process(worker.proc.pid).children(), timeout=30, what="the measuring child")  # type: ignore[union-attr]
     children = worker.kill()
     assert CalibrationJob.objects.get(pk=job.pk).status == "running"  # nobody has noticed yet
-    deadline = time.monotonic() + 15
-    while (alive := [pid for pid in children if _alive(pid)]) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive, "the measuring child outlived its killed worker"
+    wait_for(
+        lambda: not any(_alive(pid) for pid in children),
+        timeout=15,
+        interval=0.1,
+        what="the measuring child gone with its killed worker",
+    )
 
     worker.start()  # the same host: the same device and queue
     final = wait_for(

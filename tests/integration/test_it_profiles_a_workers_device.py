@@ -3,7 +3,6 @@ while the device is idle it profiles it again, between jobs, keeping the median 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import torch
 
 from advisor import profiling
 from advisor.models import Device
-from tests.conftest import WorkerProcess
+from tests.conftest import WorkerProcess, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,10 +32,12 @@ def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp
     again.start(timeout=120)
     try:
         assert Device.objects.get(pk=worker.device_id).profile["profiled_at"] == first  # current: kept
-        deadline = time.monotonic() + profiling.PROFILE_TIMEOUT + 60
-        while len(Device.objects.get(pk=worker.device_id).profile_history) < 2:
-            assert time.monotonic() < deadline, "the idle device was not profiled again"
-            time.sleep(1)
+        wait_for(
+            lambda: len(Device.objects.get(pk=worker.device_id).profile_history) >= 2,
+            timeout=profiling.PROFILE_TIMEOUT + 60,
+            interval=1,
+            what="the idle device profiled again",
+        )
         device = Device.objects.get(pk=worker.device_id)
         second = device.profile_history[-1]
         assert second["profiled_at"] >= first and "unreliable_reasons" in second

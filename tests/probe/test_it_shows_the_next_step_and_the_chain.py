@@ -26,10 +26,8 @@ NEXT = {
 
 
 @pytest.fixture
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+def browser(client_for: Client) -> Client:
+    return client_for  # tests/conftest.py's, signed in as `user`
 
 
 @pytest.fixture

@@ -67,13 +67,14 @@ def test_it_checks_a_sample_against_the_task(
 def test_it_trains_the_shallow_candidate_on_iris_and_scores_it_held_out(
     iris: splitting.Split, iris_shallow: dict[str, Any]
 ) -> None:
-    run = train.train(iris_shallow, iris, budget_s=8.0, full_examples=150)
+    # timed by clock reads (Reads, below), with room to spare: it ends on its own rule on any machine
+    run = train.train(iris_shallow, iris, budget_s=1e9, full_examples=150, clock=Reads())
     chance = 1 / 3
     assert run["score"] is not None and run["score"] > chance + 0.3
     best = next(r for r in run["epochs"] if r["epoch"] == run["best_epoch"])
     assert best["test"] == run["score"]  # the reported score is the test score at the best validation epoch
-    assert run["stopped"] in {"epochs", "plateau", "time"}
-    # the time inside training steps is part of the epoch's time, and scoring the epoch takes the rest
+    assert run["stopped"] in {"epochs", "plateau"}
+    # the reads inside training steps are part of the epoch's, and scoring the epoch takes the rest
     steps = [r["train_seconds"] for r in run["epochs"]]
     assert steps == sorted(steps) and steps[-1] > 0
     assert all(r["train_seconds"] <= r["seconds"] for r in run["epochs"])

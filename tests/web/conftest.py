@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from advisor import engine, services
@@ -26,13 +25,6 @@ def page(chromium_path: str, live_server: Any, user: Any, monkeypatch: Any) -> I
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with open_page(chromium_path, live_server.url) as tab:
         yield tab
-
-
-@pytest.fixture
-def client_for(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

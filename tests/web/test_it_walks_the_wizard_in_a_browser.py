@@ -65,7 +65,7 @@ def test_it_recommends_calibrates_and_shows_measured_results(page: Any, worker: 
     page.click("button:has-text('Calibrate candidate 1')")
     page.wait_for_url(re.compile(r"/calibrations/\d+/$"))
     states = set()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # a readiness poll: fails only if the job never finishes
     while time.monotonic() < deadline:  # htmx polls every second; watch what the user sees
         states.add(page.inner_text("#job-state"))
         if states & {"succeeded", "failed", "cancelled"}:

@@ -23,6 +23,7 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
                 ("name", models.CharField(max_length=200)),
                 (
                     "format",
@@ -47,7 +48,6 @@ class Migration(migrations.Migration):
                 ("label_kind", models.CharField(max_length=8)),
                 ("outputs", models.PositiveIntegerField(blank=True, null=True)),
                 ("info", models.JSONField(blank=True, default=dict)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
                 (
                     "owner",
                     models.ForeignKey(
@@ -59,6 +59,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["-created_at", "-id"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
@@ -70,8 +71,6 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("shallow_candidate", models.PositiveIntegerField(blank=True, null=True)),
-                ("deep_candidate", models.PositiveIntegerField(blank=True, null=True)),
                 ("time_limit_seconds", models.PositiveIntegerField()),
                 ("options", models.JSONField(blank=True, default=dict)),
                 (
@@ -92,8 +91,6 @@ class Migration(migrations.Migration):
                 ("progress", models.FloatField(default=0.0)),
                 ("step", models.CharField(blank=True, max_length=300)),
                 ("error", models.TextField(blank=True)),
-                ("results", models.JSONField(blank=True, default=dict)),
-                ("verdict", models.JSONField(blank=True, null=True)),
                 ("sent_at", models.DateTimeField(blank=True, null=True)),
                 ("attempts", models.PositiveIntegerField(default=0)),
                 ("cancel_requested", models.BooleanField(default=False)),
@@ -101,6 +98,12 @@ class Migration(migrations.Migration):
                 ("started_at", models.DateTimeField(blank=True, null=True)),
                 ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
                 ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("work_plan", models.JSONField(blank=True, null=True)),
+                ("marks", models.JSONField(blank=True, default=list)),
+                ("shallow_candidate", models.PositiveIntegerField(blank=True, null=True)),
+                ("deep_candidate", models.PositiveIntegerField(blank=True, null=True)),
+                ("results", models.JSONField(blank=True, default=dict)),
+                ("verdict", models.JSONField(blank=True, null=True)),
                 (
                     "device",
                     models.ForeignKey(
@@ -115,6 +118,16 @@ class Migration(migrations.Migration):
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="probes",
                         to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "previous",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="next_probes",
+                        to="probe.probejob",
                     ),
                 ),
                 (
