@@ -395,7 +395,7 @@ class Verdict(TypedDict):
 
 class GenerationVerdict(TypedDict):
     """What a generation probe concludes: its generator's two-sample score on the held-out split against
-    `target.two_sample`, beside a Gaussian mixture's (advisor/probe/learning/generation.py)."""
+    `target.two_sample`, beside a Gaussian mixture's (advisor/probe/learning/verdict.py)."""
 
     text: str
     metric: str  # "two_sample"

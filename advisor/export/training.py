@@ -63,7 +63,7 @@ SECTIONS = {
 # The loop pieces define the same four functions; main's imports of them are pointed at the candidate's.
 LOOP_INTERFACE = "backprop"
 
-# The probe's split and epoch cap (advisor/probe/learning/data.py, train.py; a test holds them equal) and its
+# The probe's split and epoch cap (advisor/probe/learning/split.py, train.py; a test holds them equal) and its
 # early stopping (the same piece), so that train.py scores as the probe did.
 MAX_EPOCHS = 5000
 VALIDATION_SHARE = TEST_SHARE = 0.2
