@@ -22,11 +22,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from advisor.calibration.allocator import child_environment, current_allocator, preloadable
-from advisor.calibration.child import child_main
+from advisor.calibration.child import ChildPayload, child_main
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.findings import (
     AllocatorFinding,
@@ -134,22 +134,38 @@ class JobPlan:
             raise PlanError(errors)
 
 
-def child_payload(plan: JobPlan) -> dict[str, Any]:
+def child_payload(plan: JobPlan) -> ChildPayload:
     """What the first child gets: the plan with its defaults resolved (threads, start batch, budget)."""
-    payload = asdict(plan)
     cores = physical_cores()
-    if not payload["threads"]:
-        payload["threads"] = list(range(1, cores + 1)) if plan.device == "cpu" else [cores]
-    payload["batch_start"] = int((plan.candidate.get("training") or {}).get("batch_size") or 32)
+    threads = list(plan.threads) or (list(range(1, cores + 1)) if plan.device == "cpu" else [cores])
     auto = plan.allocator == "auto" and plan.device == "cpu"
-    payload["budget_s"] = max(0.0, plan.time_limit_s * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S)
+    payload: ChildPayload = {
+        "candidate": plan.candidate,
+        "device": plan.device,
+        "batch_sizes": list(plan.batch_sizes),
+        "threads": threads,
+        "min_iterations": plan.min_iterations,
+        "min_seconds": plan.min_seconds,
+        "warmup": plan.warmup,
+        "time_limit_s": plan.time_limit_s,
+        "max_batch_size": plan.max_batch_size,
+        "allocator": plan.allocator,
+        "memory_limit_bytes": plan.memory_limit_bytes,
+        "stop_on_plateau": plan.stop_on_plateau,
+        "system_share_threshold": plan.system_share_threshold,
+        "sweep_budget_s": plan.sweep_budget_s,
+        "recommended": plan.recommended,
+        "examples": plan.examples,
+        "batch_start": int((plan.candidate.get("training") or {}).get("batch_size") or 32),
+        "budget_s": max(0.0, plan.time_limit_s * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S),
+    }
     if not plan.batch_sizes and plan.sweep_budget_s and plan.sweep_budget_s < payload["budget_s"]:
         payload["budget_s"], payload["budget_name"] = plan.sweep_budget_s, "sweep budget"
     return payload
 
 
 def _run_child(
-    payload: dict[str, Any],
+    payload: ChildPayload,
     env: dict[str, str],
     deadline: float,
     on_event: Callable[[Event], None],
@@ -210,7 +226,7 @@ def run_job(
             on_event(
                 {"type": "progress", "done": len(results), "total": total, "step": step, "restart": True}
             )
-            payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
+            payload2: ChildPayload = {**payload, "configs": recheck, "progress_base": len(results)}
             payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
             status, error, _ = _run_child(
                 payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children

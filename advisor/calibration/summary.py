@@ -102,8 +102,8 @@ class SweepSummary(TypedDict):
 
 def _rows(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Accept result events ({"batch_size", "threads", "allocator", "result": measure()}) or flat rows. A
-    row is read back as it came, JSON: measure()'s result with the event's configuration (the summary's own
-    output is typed below)."""
+    row is read back as it came, JSON: measure()'s result with the event's configuration (what the summary
+    makes of them is typed above)."""
     rows: list[Mapping[str, Any]] = []
     for item in results:
         inner = item.get("result")
