@@ -50,7 +50,7 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     if job.options.get("spread"):
         from advisor.spread import run_participant
 
-        return run_participant(job, watcher, candidate)
+        return dict(run_participant(job, watcher, candidate))  # the job machinery's outcome
     plan = JobPlan(
         candidate=candidate,
         device=_torch_device(job),
