@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 
 from advisor import advice, contract, engine
 from advisor.contract import Candidate, Estimate
+from advisor.engine.measured import DataParallelRun
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation, online_since, visible_to
 from advisor.probe.models import ProbeJob

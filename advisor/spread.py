@@ -41,6 +41,7 @@ class RankOutcome(TypedDict):
     data_parallel: NotRequired[list[ScalingRow]]  # its world size's row
     store: NotRequired[str | None]  # rank 0's store address, which the others read from its summary
 
+
 WAIT_POLL_S = 0.5
 PEER_STALE_S = 15.0  # a running peer whose worker beat no heartbeat for this long has died
 

@@ -162,9 +162,7 @@ def _agreed_steps(warmup_step_s: float, payload: RankPayload, dev: torch.device)
     return int(min(MAX_STEPS, max(int(payload["min_iterations"]), wanted)))
 
 
-def participate(
-    payload: RankPayload, emit: Callable[[Event], None] = lambda e: None
-) -> RankFigures:
+def participate(payload: RankPayload, emit: Callable[[Event], None] = lambda e: None) -> RankFigures:
     """Join the process group, time the candidate's DDP step, leave; returns this rank's figures.
 
     payload: candidate, device ("cpu" | "cuda"), local_rank, local_world_size, gpu (its CUDA index; None:

@@ -107,7 +107,11 @@ def _rows(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     rows: list[Mapping[str, Any]] = []
     for item in results:
         inner = item.get("result")
-        flat = {**inner, **{k: v for k, v in item.items() if k != "result"}} if isinstance(inner, Mapping) else item
+        flat = (
+            {**inner, **{k: v for k, v in item.items() if k != "result"}}
+            if isinstance(inner, Mapping)
+            else item
+        )
         rows.append({"allocator": "default", "status": "ok", **flat})
     return rows
 

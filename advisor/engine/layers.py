@@ -150,9 +150,7 @@ def _values(shape: Shape) -> int:
 # --- memory rules shared by several kinds
 
 
-def _plain(
-    item: Layer, out: Result, *, saves_input: bool, saves_output: bool, saved: int = 0
-) -> LayerMemory:
+def _plain(item: Layer, out: Result, *, saves_input: bool, saves_output: bool, saved: int = 0) -> LayerMemory:
     shape, parameters = out[0], out[1]
     args = item["args"]
     bias = int(args.get("out_channels", args.get("out_features", 0)))
@@ -214,7 +212,7 @@ def _causal_conv1d_memory(item: Layer, s: Shape, out: Result) -> LayerMemory:
     padding, the input itself). oneDNN runs it on blocked copies, as Conv2d."""
     a = item["args"]
     steps, c, k, cout = s[0], s[1], scalar(a["kernel_size"]), int(a["out_channels"])
-    left = (k - 1) * int(a.get("dilation", 1))
+    left = (k - 1) * scalar(a.get("dilation", 1))
     padded = FLOAT_BYTES * c * (steps + left) if left else 0
     m = _plain(item, out, saves_input=not left, saves_output=False, saved=padded)
     blocked = (

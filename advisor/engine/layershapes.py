@@ -46,13 +46,11 @@ def linear(a: LayerArgs, s: Shape) -> Result:
     return out, params, 2 * positions * a["in_features"] * a["out_features"], math.prod(out)
 
 
-
 # --- element-wise layers and views
 
 
 def elementwise(_a: LayerArgs, s: Shape) -> Result:
     return s, 0, 0, math.prod(s)
-
 
 
 def flatten(a: LayerArgs, s: Shape) -> Result:
@@ -80,7 +78,6 @@ def last_step(_a: LayerArgs, s: Shape) -> Result:
     if len(s) != 2:
         raise ValueError(f"LastStep expects [steps, features], got {s}")
     return (s[1],), 0, 0, 0
-
 
 
 # --- convolutions and pooling
@@ -127,7 +124,6 @@ def conv_transpose2d(a: LayerArgs, s: Shape) -> Result:
     return (cout, ho, wo), params, 2 * h * w * c * (cout // groups) * kh * kw, cout * ho * wo
 
 
-
 def causal_conv1d(a: LayerArgs, s: Shape) -> Result:
     """[steps, in_channels] -> [steps, out_channels]: each step sees itself and (kernel_size - 1) *
     dilation steps before it (left padding), so the length is kept; FLOPs over the output's steps, as
@@ -137,7 +133,6 @@ def causal_conv1d(a: LayerArgs, s: Shape) -> Result:
     steps, c, k, cout = s[0], s[1], scalar(a["kernel_size"]), a["out_channels"]
     params = cout * c * k + (cout if a.get("bias", True) else 0)
     return (steps, cout), params, 2 * cout * steps * c * k, steps * cout
-
 
 
 def pool2d(a: LayerArgs, s: Shape) -> Result:
@@ -150,18 +145,15 @@ def pool2d(a: LayerArgs, s: Shape) -> Result:
     return out, 0, 0, math.prod(out)
 
 
-
 def adaptive_pool2d(a: LayerArgs, s: Shape) -> Result:
     oh, ow = pair(a["output_size"])
     return (s[0], oh, ow), 0, 0, s[0] * oh * ow
-
 
 
 def batch_norm(a: LayerArgs, s: Shape) -> Result:
     if s[0] != a["num_features"]:
         raise ValueError(f"BatchNorm expects {a['num_features']} features, got {s}")
     return s, (2 * s[0] if a.get("affine", True) else 0), 0, math.prod(s)
-
 
 
 # --- embeddings
@@ -174,14 +166,12 @@ def embedding(a: LayerArgs, s: Shape) -> Result:
     return out, a["num_embeddings"] * a["embedding_dim"], 0, math.prod(out)
 
 
-
 def embedding_bag(a: LayerArgs, s: Shape) -> Result:
     """The mean (or sum) of the sequence's embeddings: [steps] ids -> [embedding_dim]. The reduction's
     adds are not matrix products, so no FLOPs, as torch's counter has it."""
     if len(s) != 1:
         raise ValueError(f"EmbeddingBag expects [steps] token ids, got {s}")
     return (a["embedding_dim"],), a["num_embeddings"] * a["embedding_dim"], 0, a["embedding_dim"]
-
 
 
 # --- recurrent layers
@@ -213,7 +203,6 @@ def recurrent(kind: str) -> ShapeRule:
     return rule
 
 
-
 # --- the advisor's own kinds
 
 
@@ -222,4 +211,3 @@ def rbm(a: LayerArgs, s: Shape) -> Result:
         raise ValueError(f"RBM expects [{a['visible']}], got {s}")
     v, h = a["visible"], a["hidden"]
     return (h,), v * h + v + h, 2 * v * h, h
-

@@ -13,9 +13,7 @@ from advisor.engine.families import FFN
 from advisor.engine.families.roles import MODEL
 
 
-def candidate(
-    layers: list[Layer], input_shape: list[int], batch: int, optimizer: str
-) -> dict[str, Any]:
+def candidate(layers: list[Layer], input_shape: list[int], batch: int, optimizer: str) -> dict[str, Any]:
     """A classifier of `layers` as the engine describes a candidate (enough for the harness and the model)."""
     return {
         "family": FFN.key,

@@ -81,7 +81,9 @@ def _residual(args: LayerArgs) -> dict[str, list[Layer] | int]:
 
 
 def _concat(args: LayerArgs) -> dict[str, list[Layer] | int]:
-    branches: dict[str, list[Layer] | int] = {f"branch{i}": list(b) for i, b in enumerate(args["branches"], 1)}
+    branches: dict[str, list[Layer] | int] = {
+        f"branch{i}": list(b) for i, b in enumerate(args["branches"], 1)
+    }
     return branches | ({"dim": int(args["dim"])} if int(args.get("dim", 1)) != 1 else {})
 
 

@@ -39,7 +39,8 @@ class MeasurementRow(TypedDict):
 
 
 class Eta(TypedDict):
-    """A job's elapsed and remaining seconds as far as known, what to say of them, and a queued job's place."""
+    """A job's elapsed and remaining seconds as far as known, what to say of them, and a queued job's
+    place."""
 
     elapsed: float | None
     remaining: float | None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from advisor import engine
 from advisor.contract import Candidate, Estimate, Layer, MemoryBytes, Recommendation, Scaling
@@ -209,18 +209,24 @@ def diagrams(candidate: Candidate) -> list[Diagram]:
     return [diagram(name, layers, inputs.get(name)) for name, layers in candidate.get("networks", {}).items()]
 
 
+# the parts of the memory peak (contract.MemoryBytes), as the breakdown names them
+MEMORY_PARTS: tuple[
+    tuple[Literal["weights", "gradients", "optimizer", "activations", "batch", "workspace"], str], ...
+] = (
+    ("weights", "Weights"),
+    ("gradients", "Gradients"),
+    ("optimizer", "Optimiser state"),
+    ("activations", "Saved activations (at the peak)"),
+    ("batch", "The mini-batch"),
+    ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
+)
+
+
 def memory_rows(memory: MemoryBytes) -> list[MemoryRow]:
     total = memory.get("total") or 1
     rows: list[MemoryRow] = []
     x = 0.0
-    for key, label in (
-        ("weights", "Weights"),
-        ("gradients", "Gradients"),
-        ("optimizer", "Optimiser state"),
-        ("activations", "Saved activations (at the peak)"),
-        ("batch", "The mini-batch"),
-        ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
-    ):
+    for key, label in MEMORY_PARTS:
         value = memory.get(key, 0)
         share = value / total
         rows.append(

@@ -26,8 +26,8 @@ from advisor.web.examples import (
     reshape_for_task,
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
-from advisor.web.partial import wants_fragment
 from advisor.web.pagedata import CandidateView
+from advisor.web.partial import wants_fragment
 from advisor.web.present import candidate_view, diagrams, family_title
 
 TEMPLATE = "advisor/wizard.html"

@@ -11,7 +11,6 @@ The last Linear maps to the task's number of classes.
 
 from __future__ import annotations
 
-
 from advisor.contract import Layer, LayerArgs, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import CNN

@@ -38,7 +38,9 @@ class Command(BaseCommand):
             raise CommandError(f"no device {options['device']!r} on this machine")
         host = options["host"]
         worker_name = f"{tag}@{host}"
-        announced: list[DetectedDevice] = [{**d, "torch": torch.__version__} for d in found]  # the fleet page's
+        announced: list[DetectedDevice] = [
+            {**d, "torch": torch.__version__} for d in found
+        ]  # the fleet page's
         devices = workers.register_devices(host=host, worker=worker_name, devices=announced)
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
