@@ -53,9 +53,59 @@ class TaskSpec(TypedDict):
     target: TaskTarget
 
 
+class LayerArgs(TypedDict, total=False):
+    """A layer's `args` (docs/CANDIDATE.md, "A layer"): a torch.nn kind's constructor keywords, an advisor's
+    kind its own. Every key a kind takes is declared here, none required: which ones a kind needs, its shape
+    rule (advisor/engine/layers.py) checks. Sizes are a number or a list, as JSON carries them."""
+
+    # Linear
+    in_features: int
+    out_features: int
+    bias: bool
+    # Conv2d, ConvTranspose2d, CausalConv1d, pooling
+    in_channels: int
+    out_channels: int
+    kernel_size: int | list[int]
+    stride: int | list[int]
+    padding: int | list[int]
+    output_padding: int | list[int]
+    dilation: int | list[int]
+    groups: int
+    ceil_mode: bool
+    output_size: int | list[int]
+    # BatchNorm1d, BatchNorm2d
+    num_features: int
+    eps: float
+    affine: bool
+    # Dropout, LeakyReLU, Flatten
+    p: float
+    negative_slope: float
+    start_dim: int
+    end_dim: int
+    # Embedding, EmbeddingBag
+    num_embeddings: int
+    embedding_dim: int
+    mode: str
+    # LSTM, GRU, RNN
+    input_size: int
+    hidden_size: int
+    num_layers: int
+    batch_first: bool
+    bidirectional: bool
+    # the advisor's own: Reshape, Gaussian, RBM, Residual, Concat
+    shape: list[int]
+    features: int
+    visible: int
+    hidden: int
+    body: list[Layer]
+    shortcut: list[Layer]
+    branches: list[list[Layer]]
+    dim: int
+
+
 class Layer(TypedDict):
     kind: str  # a torch.nn class name, or RBM, Reshape, LastStep, Residual, Concat
-    args: dict[str, Any]
+    args: LayerArgs
 
 
 class Reason(TypedDict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -67,7 +67,7 @@ class JobKind(Generic[J]):
     noun: str
     task: str
     max_attempts: Callable[[], int]
-    send_options: Callable[[J], dict[str, Any]] = field(default=lambda job: {})
+    send_options: Callable[[J], Mapping[str, object]] = field(default=lambda job: {})
     orphan_noun: str = ""  # what a reaped job's reason calls it, when not its noun
 
     def publish(self, job: J) -> bool:

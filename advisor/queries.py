@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 
 from advisor import advice, contract, engine
 from advisor.contract import Candidate, Estimate
+from advisor.engine.measured import DataParallelRun
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation, online_since, visible_to
 from advisor.probe.models import ProbeJob
@@ -250,7 +251,7 @@ def latest_measured_estimates(rec: Recommendation) -> dict[int, Estimate]:
     return {job.candidate: cast(Estimate, {**(job.estimate or {}), "calibration": job.pk}) for job in jobs}
 
 
-def data_parallel_measurements(rec: Recommendation) -> dict[int, list[dict[str, Any]]]:
+def data_parallel_measurements(rec: Recommendation) -> dict[int, list[DataParallelRun]]:
     """Each candidate's finished data-parallel calibrations, oldest first, as engine.with_measured_scaling
     takes them; none looked up for a plan on one device, where no scaling applies."""
     if engine.data_parallel_devices(rec.result["hardware_plan"]) <= 1:
@@ -260,11 +261,16 @@ def data_parallel_measurements(rec: Recommendation) -> dict[int, list[dict[str, 
         .select_related("device")
         .order_by("finished_at")
     )
-    found: dict[int, list[dict[str, Any]]] = {}
+    found: dict[int, list[DataParallelRun]] = {}
     for job in jobs:
         rows = (job.summary or {}).get("data_parallel") or []
         if rows and not job.options.get("spread"):  # a spread job holds its one world size's row only
-            entry = {"calibration": job.pk, "device": job.device_id, "kind": job.device.kind, "rows": rows}
+            entry: DataParallelRun = {
+                "calibration": job.pk,
+                "device": job.device_id,
+                "kind": job.device.kind,
+                "rows": rows,
+            }
             found.setdefault(job.candidate, []).append(entry)
     return found
 

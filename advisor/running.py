@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -15,6 +15,18 @@ from advisor.contract import Candidate, Estimate
 from advisor.models import CalibrationJob, MeasuredConfiguration
 from advisor.queries import recommendation_payload
 from advisor.services import CALIBRATIONS
+
+if TYPE_CHECKING:  # torch's side, imported where a job runs
+    from advisor.calibration.scaling import ScalingRow
+    from advisor.calibration.summary import Doubtful, RecommendedPlan
+
+
+class _DataParallelPart(TypedDict):
+    """What the data-parallel measurement after a sweep adds to its summary."""
+
+    status: str
+    error: str | None
+    data_parallel: NotRequired[list[ScalingRow]]
 
 
 def run_calibration_job(*, job_id: int) -> str:
@@ -38,7 +50,7 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     if job.options.get("spread"):
         from advisor.spread import run_participant
 
-        return run_participant(job, watcher, candidate)
+        return dict(run_participant(job, watcher, candidate))  # the job machinery's outcome
     plan = JobPlan(
         candidate=candidate,
         device=_torch_device(job),
@@ -52,8 +64,8 @@ def _measure(job: CalibrationJob, watcher: jobs.Watcher) -> dict[str, Any]:
     worlds = [int(w) for w in job.options.get("data_parallel", [])]
     if worlds and summary.get("status") == "succeeded":
         left = float(job.time_limit_seconds) - (time.monotonic() - started)
-        summary = {**summary, **_data_parallel(job, candidate, worlds, left, watcher)}
-    return summary
+        return {**summary, **_data_parallel(job, candidate, worlds, left, watcher)}
+    return dict(summary)  # the job machinery's outcome, for conclude
 
 
 def _data_parallel(
@@ -62,7 +74,7 @@ def _data_parallel(
     worlds: list[int],
     seconds_left: float,
     watcher: jobs.Watcher,
-) -> dict[str, Any]:
+) -> _DataParallelPart:
     """After the sweep: DDP ranks at each world size, each with the candidate's own batch size (gloo ranks
     sharing the CPU's cores, or NCCL ranks with a GPU each). The rows go to summary["data_parallel"]; a
     failure of this part fails the job with its reason."""
@@ -112,7 +124,7 @@ def _plan_options(job: CalibrationJob) -> dict[str, Any]:
     return chosen
 
 
-def recommended_plan(job: CalibrationJob) -> dict[str, Any] | None:
+def recommended_plan(job: CalibrationJob) -> RecommendedPlan | None:
     """What the recommendation planned for this candidate, as plain data for the sweep's findings: its threads
     and why (the plan as it stands, a measurement of the first candidate followed), its batch and the rule
     that chose it, and the largest batch the engine would choose for this data set. None for a
@@ -123,7 +135,7 @@ def recommended_plan(job: CalibrationJob) -> dict[str, Any] | None:
         return None
 
 
-def _recommended_plan(job: CalibrationJob) -> dict[str, Any]:
+def _recommended_plan(job: CalibrationJob) -> RecommendedPlan:
     payload = recommendation_payload(job.recommendation)
     plan = payload["hardware_plan"]
     candidate = payload["candidates"][job.candidate]
@@ -232,7 +244,7 @@ def measured_estimate(job: CalibrationJob, summary: dict[str, Any] | None = None
     return estimate
 
 
-def withheld_text(unreliable: list[dict[str, Any]]) -> str:
+def withheld_text(unreliable: list[Doubtful]) -> str:
     """Why a finished calibration has no measured time: every configuration it measured was unreliable."""
     from advisor.calibration.summary import unreliable_text
 

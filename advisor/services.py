@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -30,7 +30,25 @@ class CalibrationRefused(JobRefused):
     """A calibration request that must not be queued; `.errors` names the offending fields."""
 
 
-def message_limits(job: DeviceJob) -> dict[str, Any]:
+class MessageLimits(TypedDict):
+    """Celery's time limits of one message, in seconds."""
+
+    soft_time_limit: float
+    time_limit: float
+
+
+class _CalibrationRequest(TypedDict):
+    """What a calibration is asked for, as check_calibration_limits checks it and the job keeps it."""
+
+    recommendation: Recommendation
+    candidate: int
+    device: Device
+    batch_sizes: list[int]
+    threads: list[int]
+    time_limit_seconds: int
+
+
+def message_limits(job: DeviceJob) -> MessageLimits:
     """Celery's own time limits of a device queue's message, a backstop above every job's own (its child is
     stopped by the runner). A message may run a job of another kind (fair share, advisor/dispatch.py), so
     they cover the longest job of any kind."""
@@ -101,7 +119,7 @@ def submit_calibration(
         existing = CalibrationJob.objects.filter(owner=owner, idempotency_key=idempotency_key).first()
         if existing is not None:
             return existing, False
-    request: dict[str, Any] = {
+    request: _CalibrationRequest = {
         "recommendation": recommendation,
         "candidate": candidate,
         "device": device,

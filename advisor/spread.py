@@ -17,7 +17,7 @@ import functools
 import time
 import uuid
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -28,6 +28,19 @@ from advisor import forecasts, jobs
 from advisor.contract import Candidate
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.services import CalibrationRefused, ddp_refusal, parameters_refusal, publish, queued_refusal
+
+if TYPE_CHECKING:  # torch's side, imported where a rank runs
+    from advisor.calibration.scaling import ScalingRow
+
+
+class RankOutcome(TypedDict):
+    """How this worker's rank of a spread calibration ended, for the job machinery (running.conclude)."""
+
+    status: str
+    error: str | None
+    data_parallel: NotRequired[list[ScalingRow]]  # its world size's row
+    store: NotRequired[str | None]  # rank 0's store address, which the others read from its summary
+
 
 WAIT_POLL_S = 0.5
 PEER_STALE_S = 15.0  # a running peer whose worker beat no heartbeat for this long has died
@@ -176,7 +189,7 @@ def _wait_for_store(job: CalibrationJob, peers: Peers, deadline: float) -> str |
     return None
 
 
-def run_participant(job: CalibrationJob, watcher: jobs.Watcher, candidate: Candidate) -> dict[str, Any]:
+def run_participant(job: CalibrationJob, watcher: jobs.Watcher, candidate: Candidate) -> RankOutcome:
     """This worker's rank of the spread calibration; the outcome for the job machinery."""
     from advisor.calibration.hosts import run_host
     from advisor.calibration.scaling import ScalingPlan, free_port, scaling_rows
@@ -237,7 +250,7 @@ def run_participant(job: CalibrationJob, watcher: jobs.Watcher, candidate: Candi
     return {"status": result["status"], "error": result["error"], "data_parallel": rows, "store": store}
 
 
-def _fail_all(job: CalibrationJob, rank: int, reason: str) -> dict[str, Any]:
+def _fail_all(job: CalibrationJob, rank: int, reason: str) -> RankOutcome:
     """The whole calibration fails: a peer whose worker died would otherwise stay running until a worker
     for its device came back. Returns this rank's outcome."""
     others = siblings(job).exclude(pk=job.pk)

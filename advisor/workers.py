@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
@@ -17,6 +17,9 @@ from advisor.jobs import JobKind, reap_orphans, resend_unsent
 from advisor.models import Device
 from advisor.probe.services import PROBES
 from advisor.services import CALIBRATIONS
+
+if TYPE_CHECKING:  # torch's side: the worker's command detects the devices (advisor.calibration.devices)
+    from advisor.calibration.devices import DetectedDevice
 
 
 def job_kinds() -> tuple[JobKind[Any], ...]:
@@ -38,7 +41,7 @@ def upkeep(*, device_ids: list[str], queues: list[str], stale_after: float) -> N
 RESTART_ENV = "ADVISOR_WORKER_RESTART"
 
 
-def register_devices(*, host: str, worker: str, devices: list[dict[str, Any]]) -> list[Device]:
+def register_devices(*, host: str, worker: str, devices: list[DetectedDevice]) -> list[Device]:
     rows = []
     now = timezone.now()
     restart = os.environ.get(RESTART_ENV)

@@ -10,7 +10,7 @@ Imports torch, never Django. Entry points (the bench, the worker's Celery task a
                                                         runner.py: a sweep in spawned child processes
   run_scaling(ScalingPlan(candidate, world_sizes=[1, 2], ...)) -> {status, error, rows}
                                                         scaling.py + distributed.py: DDP ranks per world size
-  sweep_summary(results, plan=) -> dict                 summary.py: fastest, scalings, the plan judged
+  sweep_summary(results, plan=) -> SweepSummary         summary.py: fastest, scalings, the plan judged
   detect_devices() -> [{"kind": "cpu" | "cuda", ...}]   devices.py
   local_device("cpu" | "cuda:N") -> (tag, [entry])     devices.py: the commands' --device
   predicted_epoch_seconds / train_one_epoch             epoch.py: from a step to an epoch, and a real epoch

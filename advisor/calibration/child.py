@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
-from advisor.contract import Measurement
+from advisor.contract import Measurement, Trainable
 from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
 from advisor.engine.units import threads_text
 
@@ -26,11 +26,43 @@ from advisor.engine.units import threads_text
 TIMING_SHARE = 0.6
 
 
+if TYPE_CHECKING:
+    from advisor.calibration.summary import RecommendedPlan
+
+
 class EventSink(Protocol):
     def put(self, obj: Any) -> None: ...
 
 
-def batch_plan(payload: dict[str, Any]) -> tuple[list[int], bool]:
+class ChildPayload(TypedDict):
+    """What a sweep's child gets (runner.child_payload): its JobPlan's fields with the defaults resolved,
+    the start batch and the child's own time budget."""
+
+    candidate: Trainable
+    device: str
+    batch_sizes: list[int]  # empty: double from batch_start
+    threads: list[int]
+    min_iterations: int
+    min_seconds: float
+    warmup: int
+    time_limit_s: float
+    max_batch_size: int
+    allocator: str
+    memory_limit_bytes: int | None
+    stop_on_plateau: bool
+    system_share_threshold: float
+    sweep_budget_s: float | None
+    recommended: RecommendedPlan | None
+    examples: int
+    batch_start: int
+    budget_s: float  # the child's soft budget: no configuration starts that it expects to end later
+    budget_name: NotRequired[str]  # what that budget is called where it stops the sweep
+    configs: NotRequired[list[tuple[int, int]]]  # a re-measure: these (batch, threads) only
+    progress_base: NotRequired[int]  # configurations measured before this child
+    parent_pid: NotRequired[int]  # set as it starts (runner._run_child)
+
+
+def batch_plan(payload: ChildPayload) -> tuple[list[int], bool]:
     """The batch sizes to try, ascending, and whether they are a doubling sweep."""
     if payload["batch_sizes"]:
         return sorted({int(b) for b in payload["batch_sizes"]}), False
@@ -41,7 +73,7 @@ def batch_plan(payload: dict[str, Any]) -> tuple[list[int], bool]:
     return sizes or [int(payload["max_batch_size"])], True
 
 
-def _apply_memory_limit(payload: dict[str, Any]) -> None:
+def _apply_memory_limit(payload: ChildPayload) -> None:
     limit = payload.get("memory_limit_bytes")
     if not limit:
         return
@@ -69,7 +101,7 @@ def _preload_optimizer_machinery() -> None:
 class _Sweep:
     """Measures configurations one by one, sends each result at once, keeps the bookkeeping for stopping."""
 
-    def __init__(self, payload: dict[str, Any], events: EventSink, total: int) -> None:
+    def __init__(self, payload: ChildPayload, events: EventSink, total: int) -> None:
         # torch loads here, in the child, after its environment
         from advisor.calibration.epoch import loading_seconds_per_batch
         from advisor.calibration.measure import measure
@@ -160,7 +192,7 @@ class _Sweep:
         self.events.put({"type": "done", "stop_reason": stop_reason, "done": self.done, "total": self.total})
 
 
-def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
+def run_sweep(payload: ChildPayload, events: EventSink) -> None:
     """Measure the planned configurations, ascending in batch size; stop early at out-of-memory, at the soft
     time budget, or (doubling sweeps) at a throughput plateau. A doubling sweep also drops thread counts that
     were more than PRUNE_MARGIN slower than the best at the previous batch size (unless that measurement was
@@ -205,7 +237,7 @@ def run_sweep(payload: dict[str, Any], events: EventSink) -> None:
     sweep.finish(f"reached the cap, batch {plan[-1][0]}" if doubling else "all configurations measured")
 
 
-def child_main(payload: dict[str, Any], events: Any) -> None:
+def child_main(payload: ChildPayload, events: Any) -> None:
     """Entry point of the spawned process; `events` is a multiprocessing queue."""
     die_with_parent(int(payload["parent_pid"]))
     code = 0

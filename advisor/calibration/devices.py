@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import psutil
 import torch
@@ -46,8 +46,26 @@ def logical_cpus() -> int:
     return int(psutil.cpu_count(logical=True) or os.cpu_count() or 1)
 
 
-def detect_devices() -> list[dict[str, Any]]:
-    devices: list[dict[str, Any]] = [
+class DetectedDevice(TypedDict):
+    """A device this machine offers, as a worker announces it (workers.register_devices keeps it in the
+    device row's `details`)."""
+
+    kind: str  # "cpu" or "cuda"
+    index: int
+    name: str
+    memory_bytes: int
+    cores: NotRequired[int]  # CPU: physical cores
+    threads: NotRequired[int]  # CPU: logical CPUs
+    capability: NotRequired[str]  # CUDA: "8.0"
+    # CUDA: the GPUs this worker's process sees (CUDA_VISIBLE_DEVICES, the container's reservation): the
+    # largest world size a data-parallel calibration queued on this GPU can use
+    host_gpus: NotRequired[int]
+    torch: NotRequired[str]  # the worker's torch version, shown on the fleet page
+    restart: NotRequired[object]  # a restarted worker's {"count", "reason", "at"} (manage.py serve)
+
+
+def detect_devices() -> list[DetectedDevice]:
+    devices: list[DetectedDevice] = [
         {
             "kind": "cpu",
             "index": 0,
@@ -68,15 +86,13 @@ def detect_devices() -> list[dict[str, Any]]:
                     "name": props.name,
                     "memory_bytes": int(props.total_memory),
                     "capability": f"{props.major}.{props.minor}",
-                    # The GPUs this worker's process sees (CUDA_VISIBLE_DEVICES, the container's reservation):
-                    # the largest world size a data-parallel calibration queued on this GPU can use.
                     "host_gpus": count,
                 }
             )
     return devices
 
 
-def local_device(spec: str) -> tuple[str, list[dict[str, Any]]]:
+def local_device(spec: str) -> tuple[str, list[DetectedDevice]]:
     """`cpu` / `cuda:N` on this machine: its tag (`cpu0`, `cuda1`) and its detected entry (none if absent).
     The worker and profile_device commands both start from it, so they name a device alike."""
     kind, _, index = spec.partition(":")

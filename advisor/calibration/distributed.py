@@ -40,7 +40,9 @@ from torch.nn.parallel import DistributedDataParallel
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.layers import build
 from advisor.calibration.measure import summarise_samples, time_steps
+from advisor.calibration.ranks import RankFigures, RankPayload
 from advisor.calibration.steps import Batch, make_step
+from advisor.calibration.supervisor import Event
 from advisor.engine.families import family_of
 
 MAX_STEPS = 10_000
@@ -50,7 +52,7 @@ def backend_for(device: str) -> str:
     return "nccl" if device.startswith("cuda") else "gloo"
 
 
-def rank_setup(payload: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
+def rank_setup(payload: RankPayload) -> tuple[str, str, dict[str, str]]:
     """A rank's backend, its torch device ("cpu", or "cuda:<gpu>": one GPU of its own) and the variables
     torchrun would have set for it. Libraries (and NCCL's own logs) read LOCAL_RANK and friends; the NCCL_*
     and GLOO_* settings come from the worker's environment untouched (allocator.child_environment keeps
@@ -130,7 +132,7 @@ def _wrap(nets: dict[str, nn.Module], dev: torch.device) -> dict[str, nn.Module]
 
 
 def _register_hooks(
-    ddp: dict[str, nn.Module], clock: CommClock, payload: dict[str, Any]
+    ddp: dict[str, nn.Module], clock: CommClock, payload: RankPayload
 ) -> list[PeriodicModelAverager]:
     """The communication hook of each DDP module; for "mixed", also its parameter averager."""
     if payload["sync"] == "sync":
@@ -150,7 +152,7 @@ def _register_hooks(
     return averagers
 
 
-def _agreed_steps(warmup_step_s: float, payload: dict[str, Any], dev: torch.device) -> int:
+def _agreed_steps(warmup_step_s: float, payload: RankPayload, dev: torch.device) -> int:
     """The number of timed steps every rank runs: enough for min_iterations and min_seconds on the slowest
     rank, judged by its fastest warm-up step."""
     slowest = torch.tensor([warmup_step_s], dtype=torch.float64, device=dev)
@@ -160,9 +162,7 @@ def _agreed_steps(warmup_step_s: float, payload: dict[str, Any], dev: torch.devi
     return int(min(MAX_STEPS, max(int(payload["min_iterations"]), wanted)))
 
 
-def participate(
-    payload: dict[str, Any], emit: Callable[[dict[str, Any]], None] = lambda e: None
-) -> dict[str, Any]:
+def participate(payload: RankPayload, emit: Callable[[Event], None] = lambda e: None) -> RankFigures:
     """Join the process group, time the candidate's DDP step, leave; returns this rank's figures.
 
     payload: candidate, device ("cpu" | "cuda"), local_rank, local_world_size, gpu (its CUDA index; None:

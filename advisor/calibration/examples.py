@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Unpack
 
-from advisor.contract import Io, Layer, Trainable, Training
+from advisor.contract import Io, Layer, LayerArgs, Trainable, Training
 from advisor.engine.families import AE, CNN, FFN, GAN, LSTM, RBM
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1
 from advisor.engine.families.roles import DISCRIMINATOR, GENERATOR, MODEL
 
 
-def layer(kind: str, **args: Any) -> Layer:
+def layer(kind: str, **args: Unpack[LayerArgs]) -> Layer:
     """One layer of a network in the candidate format (tests' hand-written candidates use it too)."""
     return {"kind": kind, "args": args}
 

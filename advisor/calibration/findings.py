@@ -3,45 +3,98 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from advisor.calibration.allocator import JEMALLOC_CONF, SOURCE, TUNED_GLIBC_ENV
+from advisor.contract import Measurement, Reason
 from advisor.engine.units import duration, ratio, threads_text
 
 RULE = "cpu.allocator"
 MIN_GAIN = 0.03  # below 3% less time the difference is within run-to-run noise: keep the default
 
 
-def _ok(results: Sequence[dict[str, Any]], allocator: str) -> list[dict[str, Any]]:
+class ResultEvent(TypedDict):
+    """One measured configuration as a sweep's child sends it (child.py) and a job's summary keeps it."""
+
+    type: str  # "result"
+    batch_size: int
+    threads: int
+    allocator: str
+    result: Measurement
+    pid: NotRequired[int]
+
+
+class AllocatorPair(TypedDict):
+    """One configuration measured under both allocator set-ups."""
+
+    batch_size: int
+    threads: int
+    default_seconds_per_batch: float
+    tuned_seconds_per_batch: float
+    gain: float  # the share of the step's time the tuned allocator saves
+    speedup: float
+    default_minor_faults_per_step: float
+    tuned_minor_faults_per_step: float
+    default_system_share: float
+    tuned_system_share: float
+    unreliable: bool
+
+
+class AllocatorFinding(TypedDict):
+    """A job's allocator finding (rule cpu.allocator): its summary's `allocator`."""
+
+    rule: str
+    source: str
+    system_share: float
+    threshold: float
+    significant: bool
+    checked: bool  # whether any configuration was re-measured under the tuned allocator
+    configurations: list[AllocatorPair]
+    gain: float | None
+    recommended: str  # "default" or "tuned"
+    env: dict[str, str]  # the tuned set-up's environment where it is recommended
+    text: str
+    reason: Reason | None
+
+
+def _ok(results: Sequence[ResultEvent], allocator: str) -> list[ResultEvent]:
     return [e for e in results if e["allocator"] == allocator and e["result"]["status"] == "ok"]
 
 
-def _unreliable(e: dict[str, Any]) -> bool:
+def _unreliable(e: ResultEvent) -> bool:
     return bool(e["result"].get("unreliable"))
 
 
-def _per_example(e: dict[str, Any]) -> float:
-    return float(e["result"]["seconds_per_batch"]) / int(e["batch_size"])
+def _seconds(e: ResultEvent) -> float:
+    """A measured configuration's seconds per batch (every "ok" one has them)."""
+    seconds = e["result"]["seconds_per_batch"]
+    if seconds is None:
+        raise ValueError(f"a measured configuration without its seconds per batch: {e['result']['status']}")
+    return seconds
 
 
-def _fastest(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _per_example(e: ResultEvent) -> float:
+    return float(_seconds(e)) / int(e["batch_size"])
+
+
+def _fastest(rows: list[ResultEvent]) -> ResultEvent:
     """The fastest per example, among the reliable configurations where there are any."""
     return min(rows, key=lambda e: (_unreliable(e), _per_example(e)))
 
 
-def _share(e: dict[str, Any]) -> float:
+def _share(e: ResultEvent) -> float:
     r = e["result"]
     cpu = r["user_seconds_per_step"] + r["system_seconds_per_step"]
     return float(r["system_seconds_per_step"] / cpu) if cpu > 0 else 0.0
 
 
-def system_share(results: Sequence[dict[str, Any]]) -> float:
+def system_share(results: Sequence[ResultEvent]) -> float:
     """System time as a share of CPU time per step, at the fastest default-allocator configuration."""
     ok = _ok(results, "default")
     return _share(_fastest(ok)) if ok else 0.0
 
 
-def configs_to_recheck(results: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
+def configs_to_recheck(results: Sequence[ResultEvent]) -> list[tuple[int, int]]:
     """The fastest configuration per example under the default allocator: the one the user would train with.
     (One configuration only: the tuned child pays a fresh start of torch, and the job has a time limit.)"""
     ok = _ok(results, "default")
@@ -56,15 +109,15 @@ def _times(speedup: float) -> str:
     return ratio(1.0 / speedup)
 
 
-def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold: float) -> dict[str, Any]:
+def allocator_finding(results: Sequence[ResultEvent], share: float, threshold: float) -> AllocatorFinding:
     """Compare default and tuned at the same configurations; recommend the faster one, with its gain."""
     default = {(e["batch_size"], e["threads"]): e for e in _ok(results, "default")}
-    pairs = []
+    pairs: list[AllocatorPair] = []
     for e in _ok(results, "tuned"):
         d = default.get((e["batch_size"], e["threads"]))
         if d is None:
             continue
-        d_s, t_s = d["result"]["seconds_per_batch"], e["result"]["seconds_per_batch"]
+        d_s, t_s = _seconds(d), _seconds(e)
         pairs.append(
             {
                 "batch_size": e["batch_size"],
@@ -80,7 +133,7 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
                 "unreliable": _unreliable(d) or _unreliable(e),
             }
         )
-    finding: dict[str, Any] = {
+    finding: AllocatorFinding = {
         "rule": RULE,
         "source": SOURCE,
         "system_share": share,
@@ -118,7 +171,7 @@ def allocator_finding(results: Sequence[dict[str, Any]], share: float, threshold
             "so the default allocator stays until a quieter calibration measures it."
         )
     elif best["gain"] >= MIN_GAIN:
-        finding.update(recommended="tuned", env=dict(TUNED_GLIBC_ENV))
+        finding["recommended"], finding["env"] = "tuned", dict(TUNED_GLIBC_ENV)
         finding["text"] = (
             f"Measured {measured}. Start training with {settings}, or with jemalloc preloaded "
             f"(MALLOC_CONF={JEMALLOC_CONF}; a calibration with allocator jemalloc measures it)."

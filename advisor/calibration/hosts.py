@@ -26,10 +26,17 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from advisor.calibration.allocator import child_environment
-from advisor.calibration.scaling import Event, ScalingPlan, rank_payloads, run_ranks
+from advisor.calibration.scaling import ScalingPlan, rank_payloads, run_ranks
+from advisor.calibration.supervisor import Event
+
+
+class HostOutcome(TypedDict):
+    status: str  # "succeeded", "failed", "cancelled" or "timed_out"
+    error: str | None
+    ranks: list[Event]  # each rank's figures (ranks.RankFigures), in rank order
 
 
 def run_host(
@@ -42,7 +49,7 @@ def run_host(
     store_port: int,
     should_cancel: Callable[[], bool] = lambda: False,
     on_event: Callable[[Event], None] = lambda e: None,
-) -> dict[str, Any]:
+) -> HostOutcome:
     """Run ranks first_rank .. first_rank + local - 1 of a `world`-rank job; {"status", "error", "ranks"}."""
     payloads = rank_payloads(
         plan, world, store_host=store_host, store_port=store_port, first_rank=first_rank, local=local

@@ -22,20 +22,53 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from advisor.calibration.allocator import child_environment, current_allocator, preloadable
-from advisor.calibration.child import child_main
+from advisor.calibration.child import ChildPayload, child_main
 from advisor.calibration.devices import physical_cores
-from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
-from advisor.calibration.summary import sweep_summary
+from advisor.calibration.findings import (
+    AllocatorFinding,
+    ResultEvent,
+    allocator_finding,
+    configs_to_recheck,
+    system_share,
+)
+from advisor.calibration.summary import RecommendedPlan, SweepSummary, sweep_summary
 from advisor.calibration.supervisor import Event, supervise
 from advisor.contract import Trainable
+
+if TYPE_CHECKING:
+    from advisor.calibration.scaling import ScalingRow
 
 EXIT_MARGIN_S = 1.5  # the child's soft budget stops this much before the hard limit
 FIRST_PHASE_SHARE = 0.7
 ALLOCATORS = ("default", "tuned", "auto", "jemalloc", "tcmalloc")
+
+
+class ChildStart(TypedDict):
+    """A child the job started: its process id and the allocator set-up it ran under."""
+
+    pid: int
+    allocator: str
+
+
+class JobSummary(SweepSummary):
+    """What a calibration job concludes (`run_job`), kept in its `summary`: the sweep's summary (its
+    `reasons` with the allocator finding's), how the job ended and what it ran."""
+
+    status: str  # "succeeded", "failed", "cancelled" or "timed_out"
+    error: str | None
+    stop_reason: str | None
+    elapsed_s: float
+    configurations: int
+    results: list[ResultEvent]  # dropped when the job is stored: each is a MeasuredConfiguration row
+    children: list[ChildStart]
+    allocator: AllocatorFinding | None
+    # the worker adds the data-parallel rows (running._data_parallel), or says why no time was measured
+    data_parallel: NotRequired[list[ScalingRow]]
+    withheld: NotRequired[str]
 
 
 class PlanError(ValueError):
@@ -64,7 +97,7 @@ class JobPlan:
     sweep_budget_s: float | None = 15.0  # a doubling sweep starts no configuration it expects to end later
     # the recommendation's plan as plain data, which the summary's findings judge (summary.sweep_summary):
     # {"threads", "threads_basis", "device", "batch_size", "batch_rule", "batch_max"}; None: physical cores
-    recommended: dict[str, Any] | None = None
+    recommended: RecommendedPlan | None = None
     # the data set's size: gathering a shuffled batch from it is part of a real epoch's step (epoch.py)
     examples: int = 4096
 
@@ -101,34 +134,50 @@ class JobPlan:
             raise PlanError(errors)
 
 
-def child_payload(plan: JobPlan) -> dict[str, Any]:
+def child_payload(plan: JobPlan) -> ChildPayload:
     """What the first child gets: the plan with its defaults resolved (threads, start batch, budget)."""
-    payload = asdict(plan)
     cores = physical_cores()
-    if not payload["threads"]:
-        payload["threads"] = list(range(1, cores + 1)) if plan.device == "cpu" else [cores]
-    payload["batch_start"] = int((plan.candidate.get("training") or {}).get("batch_size") or 32)
+    threads = list(plan.threads) or (list(range(1, cores + 1)) if plan.device == "cpu" else [cores])
     auto = plan.allocator == "auto" and plan.device == "cpu"
-    payload["budget_s"] = max(0.0, plan.time_limit_s * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S)
+    payload: ChildPayload = {
+        "candidate": plan.candidate,
+        "device": plan.device,
+        "batch_sizes": list(plan.batch_sizes),
+        "threads": threads,
+        "min_iterations": plan.min_iterations,
+        "min_seconds": plan.min_seconds,
+        "warmup": plan.warmup,
+        "time_limit_s": plan.time_limit_s,
+        "max_batch_size": plan.max_batch_size,
+        "allocator": plan.allocator,
+        "memory_limit_bytes": plan.memory_limit_bytes,
+        "stop_on_plateau": plan.stop_on_plateau,
+        "system_share_threshold": plan.system_share_threshold,
+        "sweep_budget_s": plan.sweep_budget_s,
+        "recommended": plan.recommended,
+        "examples": plan.examples,
+        "batch_start": int((plan.candidate.get("training") or {}).get("batch_size") or 32),
+        "budget_s": max(0.0, plan.time_limit_s * (FIRST_PHASE_SHARE if auto else 1.0) - EXIT_MARGIN_S),
+    }
     if not plan.batch_sizes and plan.sweep_budget_s and plan.sweep_budget_s < payload["budget_s"]:
         payload["budget_s"], payload["budget_name"] = plan.sweep_budget_s, "sweep budget"
     return payload
 
 
 def _run_child(
-    payload: dict[str, Any],
+    payload: ChildPayload,
     env: dict[str, str],
     deadline: float,
     on_event: Callable[[Event], None],
     should_cancel: Callable[[], bool],
-    results: list[Event],
-    children: list[dict[str, Any]],
+    results: list[ResultEvent],
+    children: list[ChildStart],
 ) -> tuple[str, str | None, str | None]:
     """Run one child to its end; relay its events. Returns (status, error, stop_reason)."""
 
     def relay(event: Event) -> None:
         if event["type"] == "result":
-            results.append(event)
+            results.append(cast(ResultEvent, event))  # as child.py's Sweep.run sends it
         on_event(event)
 
     end = supervise(
@@ -154,19 +203,19 @@ def _run_child(
 
 def run_job(
     plan: JobPlan, *, on_event: Callable[[Event], None], should_cancel: Callable[[], bool]
-) -> dict[str, Any]:
+) -> JobSummary:
     """Run the plan's sweep in child processes; return the job's summary (see module docstring)."""
     started = time.monotonic()
     deadline = started + plan.time_limit_s
     payload = child_payload(plan)
-    results: list[Event] = []
-    children: list[dict[str, Any]] = []
+    results: list[ResultEvent] = []
+    children: list[ChildStart] = []
     auto = plan.allocator == "auto" and plan.device == "cpu"
     first = "default" if plan.allocator == "auto" else plan.allocator
     status, error, stop_reason = _run_child(
         payload, child_environment(first), deadline, on_event, should_cancel, results, children
     )
-    finding: dict[str, Any] | None = None
+    finding: AllocatorFinding | None = None
     if auto and status == "succeeded":
         recheck = configs_to_recheck(results)
         sys_share = system_share(results)
@@ -177,7 +226,7 @@ def run_job(
             on_event(
                 {"type": "progress", "done": len(results), "total": total, "step": step, "restart": True}
             )
-            payload2 = {**payload, "configs": recheck, "progress_base": len(results)}
+            payload2: ChildPayload = {**payload, "configs": recheck, "progress_base": len(results)}
             payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
             status, error, _ = _run_child(
                 payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children
@@ -194,7 +243,13 @@ def run_job(
         "configurations": len(results),
         "results": results,
         "children": children,
-        **summary,
+        "fastest": summary["fastest"],
+        "thread_scaling": summary["thread_scaling"],
+        "batch_scaling": summary["batch_scaling"],
+        "oom": summary["oom"],
+        "threads_rule": summary["threads_rule"],
+        "batch_rule": summary["batch_rule"],
+        "unreliable": summary["unreliable"],
+        "reasons": summary["reasons"] + ([finding["reason"]] if finding and finding["reason"] else []),
         "allocator": finding,
-        "reasons": summary["reasons"] + ([finding["reason"]] if finding and finding.get("reason") else []),
     }

@@ -23,17 +23,43 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
 from advisor.calibration.parent_death import die_with_parent
-from advisor.calibration.supervisor import POLL_S, describe_exit, spawn_environment, stop
+from advisor.calibration.ranks import RankPayload
+from advisor.calibration.supervisor import POLL_S, Event, describe_exit, spawn_environment, stop
 from advisor.contract import Trainable
 from advisor.engine.families import family_of
 
-Event = dict[str, Any]
 SYNC_MODES = ("sync", "mixed")
+
+
+class ScalingRow(TypedDict):
+    """One world size's figures (`scaling_rows`): a calibration summary's `data_parallel` rows."""
+
+    world_size: int
+    backend: str  # "gloo" or "nccl"
+    sync: str
+    seconds_per_step: float  # the slowest rank's median
+    iqr: float
+    examples_per_second: float
+    allreduce_seconds: float
+    allreduce_share: float
+    batch_size_per_rank: int
+    threads_per_rank: int
+    iterations: int
+    allocator: str
+    devices: list[str]
+    efficiency: float  # throughput over world_size times the smallest world's per rank
+
+
+class ScalingOutcome(TypedDict):
+    status: str  # "succeeded", "failed", "cancelled" or "timed_out"
+    error: str | None
+    rows: list[ScalingRow]
+    elapsed_s: float
 
 
 class ScalingError(ValueError):
@@ -127,36 +153,39 @@ def rank_payloads(
     store_port: int,
     first_rank: int = 0,
     local: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[RankPayload]:
     """The payloads of this host's ranks first_rank .. first_rank + local - 1 of a `world`-rank job."""
     local = world if local is None else local
     threads = plan.threads or max(1, physical_cores() // local)
     batch = plan.batch_size or int((plan.candidate.get("training") or {}).get("batch_size") or 32)
-    common = {
-        "candidate": plan.candidate,
-        "device": plan.device,
-        "world_size": world,
-        "store_host": store_host,
-        "store_port": store_port,
-        "batch_size": batch,
-        "threads": threads,
-        "sync": plan.sync,
-        "mixed_group": plan.mixed_group,
-        "average_period": plan.average_period,
-        "min_iterations": plan.min_iterations,
-        "min_seconds": plan.min_seconds,
-        "warmup": plan.warmup,
-        "timeout_s": plan.collective_timeout_s,
-        "rendezvous_s": plan.time_limit_s,  # hosts start their ranks when their workers get to the job
-    }
-    gpus = list(plan.gpus or range(local)) if plan.device == "cuda" else [None] * local
+    gpus: list[int | None] = list(plan.gpus or range(local)) if plan.device == "cuda" else [None] * local
     return [
-        {**common, "rank": first_rank + i, "local_rank": i, "local_world_size": local, "gpu": gpus[i]}
+        {
+            "candidate": plan.candidate,
+            "device": plan.device,
+            "world_size": world,
+            "store_host": store_host,
+            "store_port": store_port,
+            "batch_size": batch,
+            "threads": threads,
+            "sync": plan.sync,
+            "mixed_group": plan.mixed_group,
+            "average_period": plan.average_period,
+            "min_iterations": plan.min_iterations,
+            "min_seconds": plan.min_seconds,
+            "warmup": plan.warmup,
+            "timeout_s": plan.collective_timeout_s,
+            "rendezvous_s": plan.time_limit_s,  # hosts start their ranks when their workers get to the job
+            "rank": first_rank + i,
+            "local_rank": i,
+            "local_world_size": local,
+            "gpu": gpus[i],
+        }
         for i in range(local)
     ]
 
 
-def rank_main(payload: dict[str, Any], events: Any) -> None:
+def rank_main(payload: RankPayload, events: Any) -> None:
     """A rank process's body: its figures, or the reason it failed, go to the parent through `events`."""
     die_with_parent(int(payload["parent_pid"]))
     try:
@@ -172,7 +201,7 @@ def rank_main(payload: dict[str, Any], events: Any) -> None:
 
 
 def run_ranks(
-    payloads: list[dict[str, Any]],
+    payloads: list[RankPayload],
     env: dict[str, str],
     *,
     deadline: float,
@@ -228,11 +257,11 @@ def run_ranks(
         events.cancel_join_thread()
 
 
-def scaling_rows(worlds: dict[int, list[Event]], plan: ScalingPlan, batch_size: int) -> list[dict[str, Any]]:
+def scaling_rows(worlds: dict[int, list[Event]], plan: ScalingPlan, batch_size: int) -> list[ScalingRow]:
     """One row per world size; the slowest rank paces a synchronous step, so its figures are the world's."""
     from advisor.calibration.distributed import backend_for
 
-    rows: list[dict[str, Any]] = []
+    rows: list[ScalingRow] = []
     for world in sorted(worlds):
         slowest = max(worlds[world], key=lambda r: float(r["seconds_per_step"]))
         seconds = float(slowest["seconds_per_step"])
@@ -252,6 +281,7 @@ def scaling_rows(worlds: dict[int, list[Event]], plan: ScalingPlan, batch_size: 
                 "iterations": int(slowest["iterations"]),
                 "allocator": str(slowest["allocator"]),
                 "devices": [str(r["device"]) for r in worlds[world]],
+                "efficiency": 1.0,  # set below, against the smallest world
             }
         )
     if rows:
@@ -267,7 +297,7 @@ def run_scaling(
     *,
     on_event: Callable[[Event], None] = lambda e: None,
     should_cancel: Callable[[], bool] = lambda: False,
-) -> dict[str, Any]:
+) -> ScalingOutcome:
     """Each world size in turn on this host. Returns status, error, rows (see scaling_rows), elapsed_s."""
     started = time.monotonic()
     deadline = started + plan.time_limit_s

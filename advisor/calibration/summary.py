@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from advisor.calibration.devices import physical_cores as detect_physical_cores
+from advisor.contract import Reason, Unreliability
 from advisor.engine.batching import BATCH_TOLERANCE, smallest_near_fastest
 from advisor.engine.rules import RULES_BY_ID
 from advisor.engine.units import duration, rate, threads_text
@@ -21,41 +22,123 @@ PLAN_THREADS = {
 }
 
 
-def _rows(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Accept result events ({"batch_size", "threads", "allocator", "result": measure()}) or flat rows."""
-    rows = []
+class RecommendedPlan(TypedDict):
+    """What the recommendation planned for the candidate a job measures (running.recommended_plan), which
+    the summary's findings judge: its threads and why, its device, its batch and the rule that chose it, and
+    the largest batch the engine would choose for the data set."""
+
+    threads: int | None
+    threads_basis: str  # "cores", "profiled" or "measured"
+    device: str | None
+    batch_size: int
+    batch_rule: str | None
+    batch_max: int
+
+
+class Brief(TypedDict):
+    """One reliable configuration as the summary shows it."""
+
+    batch_size: int
+    threads: int
+    allocator: str
+    seconds_per_batch: float
+    seconds_per_example: float
+    examples_per_second: float
+    noisy: bool
+
+
+class ThreadStep(Brief):
+    speedup: float  # over one thread (else the fewest measured) at the same batch
+
+
+class Doubtful(TypedDict):
+    """An unreliable configuration, with why (measure()'s unreliable_reasons)."""
+
+    batch_size: int
+    threads: int
+    allocator: str
+    seconds_per_batch: float
+    reasons: list[Unreliability]
+
+
+class OutOfMemory(TypedDict):
+    batch_size: int
+    message: str
+
+
+class BatchVerdict(TypedDict):
+    """The batch the sweep measured best against the plan's (`batch_rule`)."""
+
+    rule: str
+    plan_batch: int
+    measured_best_batch: int
+    agrees: bool | None  # None: the plan's batch itself was not measured
+    text: str
+
+
+class ThreadsVerdict(TypedDict):
+    """The thread count the sweep measured best against the plan's (`threads_rule`)."""
+
+    rule: str
+    physical_cores: int
+    rule_threads: int
+    threads_basis: str | None  # None: the job did not record the plan's
+    measured_best_threads: int
+    agrees: bool | None  # None: the plan's count was not measured reliably at that batch
+    margin: float | None
+    text: str
+
+
+class SweepSummary(TypedDict):
+    fastest: Brief | None
+    thread_scaling: list[ThreadStep]
+    batch_scaling: list[Brief]
+    oom: list[OutOfMemory]
+    threads_rule: ThreadsVerdict | None
+    batch_rule: BatchVerdict | None
+    unreliable: list[Doubtful]
+    reasons: list[Reason]
+
+
+def _rows(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Accept result events ({"batch_size", "threads", "allocator", "result": measure()}) or flat rows. A
+    row is read back as it came, JSON: measure()'s result with the event's configuration (what the summary
+    makes of them is typed above)."""
+    rows: list[Mapping[str, Any]] = []
     for item in results:
         inner = item.get("result")
-        row = (
+        flat = (
             {**inner, **{k: v for k, v in item.items() if k != "result"}}
             if isinstance(inner, Mapping)
-            else dict(item)
+            else item
         )
-        row.setdefault("allocator", "default")
-        row.setdefault("status", "ok")
-        rows.append(row)
+        rows.append({"allocator": "default", "status": "ok", **flat})
     return rows
 
 
-def _configuration(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Which configuration a row measured, and its seconds per batch."""
-    return {key: row[key] for key in ("batch_size", "threads", "allocator", "seconds_per_batch")}
-
-
-def _brief(row: Mapping[str, Any]) -> dict[str, Any]:
-    return _configuration(row) | {
+def _brief(row: Mapping[str, Any]) -> Brief:
+    return {
+        "batch_size": row["batch_size"],
+        "threads": row["threads"],
+        "allocator": row["allocator"],
+        "seconds_per_batch": row["seconds_per_batch"],
         "seconds_per_example": row["seconds_per_batch"] / row["batch_size"],
         "examples_per_second": row["examples_per_second"],
         "noisy": bool(row.get("noisy")),
     }
 
 
-def _doubtful(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An unreliable configuration, with why (measure()'s unreliable_reasons)."""
-    return _configuration(row) | {"reasons": list(row.get("unreliable_reasons") or [])}
+def _doubtful(row: Mapping[str, Any]) -> Doubtful:
+    return {
+        "batch_size": row["batch_size"],
+        "threads": row["threads"],
+        "allocator": row["allocator"],
+        "seconds_per_batch": row["seconds_per_batch"],
+        "reasons": list(row.get("unreliable_reasons") or []),
+    }
 
 
-def unreliable_text(doubtful: Sequence[Mapping[str, Any]]) -> str:
+def unreliable_text(doubtful: Sequence[Doubtful]) -> str:
     """One sentence per unreliable configuration: which, and why."""
     return " ".join(
         f"Batch {d['batch_size']}, {threads_text(d['threads'])} ({d['allocator']} allocator): "
@@ -69,8 +152,8 @@ def sweep_summary(
     results: Sequence[Mapping[str, Any]],
     *,
     physical_cores: int | None = None,
-    plan: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    plan: RecommendedPlan | None = None,
+) -> SweepSummary:
     """Fastest configuration per example, thread scaling (at the batch size measured with the most thread
     counts, nearest the fastest), batch scaling (at the fastest thread count), out-of-memory limits, and
     whether the measurement disagrees with the recommendation's plan. `results` are result events or flat
@@ -83,7 +166,7 @@ def sweep_summary(
     measured = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
     ok = [r for r in measured if not r.get("unreliable")]
     doubtful = [_doubtful(r) for r in measured if r.get("unreliable")]
-    oom = [
+    oom: list[OutOfMemory] = [
         {"batch_size": r["batch_size"], "message": r.get("message", "")} for r in rows if r["status"] == "oom"
     ]
     if not ok:
@@ -113,34 +196,38 @@ def sweep_summary(
     )
     at_batch = sorted((r for r in same_alloc if r["batch_size"] == scaling_batch), key=lambda r: r["threads"])
     base = next((r for r in at_batch if r["threads"] == 1), at_batch[0])
-    thread_scaling = [
-        {**_brief(r), "speedup": r["examples_per_second"] / base["examples_per_second"]} for r in at_batch
-    ]
+    thread_scaling = [_thread_step(r, base) for r in at_batch]
     at_threads = sorted(
         (r for r in same_alloc if r["threads"] == sweep_fastest["threads"]), key=lambda r: r["batch_size"]
     )
     batch_scaling = [_brief(r) for r in at_threads]
     cores = physical_cores or detect_physical_cores()
-    summary: dict[str, Any] = {
+    batch_rule = _batch_verdict(batch_scaling, plan)
+    summary: SweepSummary = {
         "fastest": _brief(fastest),
         "thread_scaling": thread_scaling,
         "batch_scaling": batch_scaling,
         "oom": oom,
         "threads_rule": None,
-        "batch_rule": _batch_verdict(batch_scaling, plan or {}),
+        "batch_rule": batch_rule,
         "unreliable": doubtful,
         "reasons": [],
     }
     if str(fastest.get("device", "cpu")).startswith("cpu"):
-        verdict = _threads_verdict(at_batch, cores, plan or {}, doubtful)
+        verdict = _threads_verdict(at_batch, cores, plan, doubtful)
         summary["threads_rule"] = verdict
         summary["reasons"].append(_reason(verdict))
-    if summary["batch_rule"] is not None:
-        summary["reasons"].append(_reason(summary["batch_rule"]))
+    if batch_rule is not None:
+        summary["reasons"].append(_reason(batch_rule))
     return summary
 
 
-def _reason(verdict: Mapping[str, Any]) -> dict[str, Any]:
+def _thread_step(row: Mapping[str, Any], base: Mapping[str, Any]) -> ThreadStep:
+    brief = _brief(row)
+    return {**brief, "speedup": row["examples_per_second"] / base["examples_per_second"]}
+
+
+def _reason(verdict: ThreadsVerdict | BatchVerdict) -> Reason:
     rule = RULES_BY_ID.get(str(verdict["rule"]))
     return {
         "rule": verdict["rule"],
@@ -149,12 +236,12 @@ def _reason(verdict: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _batch_verdict(batch_scaling: list[dict[str, Any]], plan: Mapping[str, Any]) -> dict[str, Any] | None:
+def _batch_verdict(batch_scaling: list[Brief], plan: RecommendedPlan | None) -> BatchVerdict | None:
     """The batch the sweep measured best (the smallest within BATCH_TOLERANCE of the fastest per example, as
     the engine's batch.profiled chooses from the model) against the plan's; None where fewer than two
     batches were measured or the job did not record the plan's batch."""
-    planned = plan.get("batch_size")
-    if len(batch_scaling) < 2 or not planned:
+    planned = plan.get("batch_size") if plan else None
+    if plan is None or len(batch_scaling) < 2 or not planned:
         return None
     # within the engine's bounds (batch.profiled: at most 256 and under a tenth of the data), which a
     # doubling sweep passes: a faster batch beyond them is no batch to train with
@@ -193,31 +280,33 @@ def _batch_verdict(batch_scaling: list[dict[str, Any]], plan: Mapping[str, Any])
     }
 
 
-def _plan_threads(plan: Mapping[str, Any], cores: int) -> tuple[int, str, str]:
+def _plan_threads(plan: RecommendedPlan | None, cores: int) -> tuple[int, str, str]:
     """(threads, rule, how the plan chose them) from the job's plan data, else the physical cores."""
-    basis = plan.get("threads_basis")
-    if not plan.get("threads") or basis not in PLAN_THREADS:
+    basis = plan.get("threads_basis") if plan else None
+    if plan is None or not plan.get("threads") or basis not in PLAN_THREADS:
         return cores, THREADS_RULE, "one per physical core; this job did not record the plan's own count"
     rule, how = PLAN_THREADS[str(basis)]
-    return int(plan["threads"]), rule, how.format(device=plan.get("device") or "this device")
+    return int(plan["threads"] or 0), rule, how.format(device=plan.get("device") or "this device")
 
 
 def _threads_verdict(
-    at_batch: list[dict[str, Any]], cores: int, plan: Mapping[str, Any], doubtful: list[dict[str, Any]]
-) -> dict[str, Any]:
+    at_batch: list[Mapping[str, Any]], cores: int, plan: RecommendedPlan | None, doubtful: list[Doubtful]
+) -> ThreadsVerdict:
     best = max(at_batch, key=lambda r: r["examples_per_second"])
     planned, rule, how = _plan_threads(plan, cores)
     plan_row = next((r for r in at_batch if r["threads"] == planned), None)
     b = best["batch_size"]
     said = f"The plan said {threads_text(planned)} ({how}, rule {rule})"
-    verdict: dict[str, Any] = {
+    verdict: ThreadsVerdict = {
         "rule": rule,
         "physical_cores": cores,
         "rule_threads": planned,
-        "threads_basis": plan.get("threads_basis") if plan.get("threads") else None,  # None: not recorded
+        # None: not recorded
+        "threads_basis": plan.get("threads_basis") if plan and plan.get("threads") else None,
         "measured_best_threads": best["threads"],
         "agrees": None,
         "margin": None,
+        "text": "",
     }
     if plan_row is None:
         unsure = [d for d in doubtful if d["batch_size"] == b and d["threads"] == planned]

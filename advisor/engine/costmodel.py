@@ -33,8 +33,8 @@ from advisor.engine.layers import (
     PRODUCT,
     TEMPORAL_CONVOLUTION,
     VIEW,
-    Shape,
 )
+from advisor.engine.layershapes import Shape
 from advisor.engine.profile import (
     GRU_CURVE,
     GRU_LONG_CURVE,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from advisor.contract import Estimate, HardwarePlan, Layer, Scaling, TaskSpec
 from advisor.engine import catalog, families
@@ -146,7 +146,14 @@ def multi_gpu_factor(devices: int, efficiency: float | None = None) -> float:
     return float((1.0 - MULTI_GPU_CUT) ** math.log2(devices))
 
 
-def scaling_efficiency(rows: list[dict[str, Any]], devices: int) -> tuple[float, bool] | None:
+class WorldFigures(TypedDict):
+    """What the engine reads of a data-parallel calibration's row (calibration.scaling.ScalingRow has it)."""
+
+    world_size: int
+    efficiency: float  # throughput over world_size times the smallest world's per rank
+
+
+def scaling_efficiency(rows: list[WorldFigures], devices: int) -> tuple[float, bool] | None:
     """(E(devices), extrapolated) from a data-parallel calibration's rows (world_size, efficiency against
     world size 1), or None when they cannot say: no world size 1 row, or nothing beyond it. Between measured
     world sizes E is linear in log2(n); past the largest, its measured loss per doubling carries on

@@ -1,11 +1,11 @@
 """The layer kinds: one table (`KINDS`) with, for each kind, its shape rule, its memory rule and how the cost
 model times it.
 
-A layer is `{"kind": K, "args": A}` (see docs/CANDIDATE.md). Shapes exclude the batch dimension.
+A layer is `{"kind": K, "args": A}` (see docs/CANDIDATE.md; A is a `contract.LayerArgs`). Shapes exclude the
+batch dimension.
 - The shape rule gives the output shape, the parameters, the forward FLOPs and the values kept for backward
-  per example (`count`). FLOPs follow torch.utils.flop_counter: one multiply-add = 2 FLOPs, counted for
-  matrix products and convolutions only (bias adds, activations, normalisation and pooling are not counted,
-  as there). The kept values are each layer's output (recurrent layers: their gates and states).
+  per example (`count`). The rules are advisor/engine/layershapes.py's, but for Residual's and Concat's
+  here, which count their layer lists.
 - The memory rule says what PyTorch's autograd keeps alive for the layer in a training step
   (`layer_memory`, checked against PyTorch's own live-tensor figure, tests/engine/test_memory.py): a linear
   or convolution layer keeps its input, ReLU/Sigmoid/Tanh their output, LeakyReLU its input, max-pooling its
@@ -21,11 +21,35 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Unpack
 
-from advisor.contract import Layer
+from advisor.contract import Layer, LayerArgs
+from advisor.engine.layershapes import (
+    GATES,
+    KEPT,
+    Result,
+    Shape,
+    ShapeRule,
+    adaptive_pool2d,
+    batch_norm,
+    causal_conv1d,
+    conv2d,
+    conv_transpose2d,
+    elementwise,
+    embedding,
+    embedding_bag,
+    flatten,
+    gaussian,
+    last_step,
+    linear,
+    pair,
+    pool2d,
+    rbm,
+    recurrent,
+    reshape,
+    scalar,
+)
 
-Shape = tuple[int, ...]
 FLOAT_BYTES = 4  # training in FP32
 INDEX_BYTES = 8  # int64 token ids and pooling indices
 
@@ -76,9 +100,7 @@ class LayerMemory:
         return sum(self.tensors)
 
 
-_Result = tuple[Shape, int, int, int]  # output shape, parameters, forward FLOPs, kept values
-ShapeRule = Callable[[dict[str, Any], Shape], _Result]
-MemoryRule = Callable[[Layer, Shape, _Result], LayerMemory]
+MemoryRule = Callable[[Layer, Shape, Result], LayerMemory]
 
 
 @dataclass(frozen=True)
@@ -90,7 +112,7 @@ class Kind:
     touches: float = 1.0  # VALUES: passes over its values, forward + backward, against an activation's
 
 
-def layer(kind: str, **args: Any) -> Layer:
+def layer(kind: str, **args: Unpack[LayerArgs]) -> Layer:
     return {"kind": kind, "args": args}
 
 
@@ -121,12 +143,6 @@ def layer_memory(item: Layer, shape: Shape) -> LayerMemory:
     return kind.memory(item, shape, kind.shape(item["args"], shape))
 
 
-def _pair(value: Any) -> tuple[int, int]:
-    if isinstance(value, int):
-        return value, value
-    return int(value[0]), int(value[1])
-
-
 def _values(shape: Shape) -> int:
     return math.prod(shape)
 
@@ -134,9 +150,7 @@ def _values(shape: Shape) -> int:
 # --- memory rules shared by several kinds
 
 
-def _plain(
-    item: Layer, out: _Result, *, saves_input: bool, saves_output: bool, saved: int = 0
-) -> LayerMemory:
+def _plain(item: Layer, out: Result, *, saves_input: bool, saves_output: bool, saved: int = 0) -> LayerMemory:
     shape, parameters = out[0], out[1]
     args = item["args"]
     bias = int(args.get("out_channels", args.get("out_features", 0)))
@@ -145,15 +159,15 @@ def _plain(
     return LayerMemory(shape, FLOAT_BYTES * _values(shape), saves_input, saves_output, saved, 0, tensors)
 
 
-def _saves_output(item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _saves_output(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return _plain(item, out, saves_input=False, saves_output=True)
 
 
-def _saves_input(item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _saves_input(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return _plain(item, out, saves_input=True, saves_output=False)
 
 
-def _view_memory(_item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _view_memory(_item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return LayerMemory(out[0], 0, False, False, 0, 0, ())
 
 
@@ -167,108 +181,24 @@ def _block(channels: int) -> int:
     return -(-channels // CHANNEL_BLOCK) * CHANNEL_BLOCK
 
 
-# --- Linear
+# --- element-wise layers
 
 
-def _linear(a: dict[str, Any], s: Shape) -> _Result:
-    if not s or s[-1] != a["in_features"]:
-        raise ValueError(f"Linear expects last dim {a['in_features']}, got {s}")
-    out = (*s[:-1], a["out_features"])
-    positions = math.prod(s[:-1])
-    params = a["in_features"] * a["out_features"] + (a["out_features"] if a.get("bias", True) else 0)
-    return out, params, 2 * positions * a["in_features"] * a["out_features"], math.prod(out)
-
-
-# --- element-wise layers and views
-
-
-def _elementwise(_a: dict[str, Any], s: Shape) -> _Result:
-    return s, 0, 0, math.prod(s)
-
-
-def _dropout_memory(item: Layer, s: Shape, out: _Result) -> LayerMemory:
+def _dropout_memory(item: Layer, s: Shape, out: Result) -> LayerMemory:
     # on the CPU dropout multiplies by a float noise tensor of the input's size and keeps it
     return _plain(item, out, saves_input=False, saves_output=False, saved=FLOAT_BYTES * _values(s))
 
 
-def _flatten(a: dict[str, Any], s: Shape) -> _Result:
-    if a.get("start_dim", 1) != 1 or a.get("end_dim", -1) != -1:
-        raise ValueError("only Flatten() with default dims is supported")
-    return (math.prod(s),), 0, 0, 0
+# --- products, convolutions and pooling
 
 
-def _reshape(a: dict[str, Any], s: Shape) -> _Result:
-    target = tuple(a["shape"])
-    if math.prod(target) != math.prod(s):
-        raise ValueError(f"Reshape {s} -> {target} changes the number of values")
-    return target, 0, 0, 0
-
-
-def _gaussian(a: dict[str, Any], s: Shape) -> _Result:
-    """A Gaussian decoder's output: its input (the mean) unchanged, plus one learned log-variance per value
-    (`features` parameters, no FLOPs) that the ELBO and the sampling read."""
-    if len(s) != 1 or s[0] != a["features"]:
-        raise ValueError(f"Gaussian({a['features']}) expects [{a['features']}], got {s}")
-    return s, int(a["features"]), 0, 0
-
-
-def _last_step(_a: dict[str, Any], s: Shape) -> _Result:
-    if len(s) != 2:
-        raise ValueError(f"LastStep expects [steps, features], got {s}")
-    return (s[1],), 0, 0, 0
-
-
-# --- convolutions and pooling
-
-
-def _conv_out(size: int, k: int, stride: int, pad: int, dilation: int = 1, ceil: bool = False) -> int:
-    span = size + 2 * pad - dilation * (k - 1) - 1
-    out = (-(-span // stride) if ceil else span // stride) + 1
-    if ceil and (out - 1) * stride >= size + pad:
-        out -= 1  # torch drops a last window that would start in the right padding
-    if out < 1:
-        raise ValueError(f"window {k} does not fit size {size}")
-    return out
-
-
-_Pair = tuple[int, int]
-
-
-def _planes(a: dict[str, Any], s: Shape, kind: str) -> tuple[int, int, int, _Pair, _Pair, _Pair, int, int]:
-    """A 2-D convolution's (or transposed one's) input channels (checked against `in_channels`), height and
-    width, then its kernel, stride and padding pairs, groups and output channels."""
-    c, h, w = s
-    if c != a["in_channels"]:
-        raise ValueError(f"{kind} expects {a['in_channels']} channels, got {c}")
-    kernel, stride, padding = _pair(a["kernel_size"]), _pair(a.get("stride", 1)), _pair(a.get("padding", 0))
-    return c, h, w, kernel, stride, padding, a.get("groups", 1), a["out_channels"]
-
-
-def _conv2d(a: dict[str, Any], s: Shape) -> _Result:
-    c, h, w, (kh, kw), (sh, sw), (ph, pw), groups, cout = _planes(a, s, "Conv2d")
-    dh, dw = _pair(a.get("dilation", 1))
-    ho, wo = _conv_out(h, kh, sh, ph, dh), _conv_out(w, kw, sw, pw, dw)
-    per_out = (c // groups) * kh * kw
-    params = cout * per_out + (cout if a.get("bias", True) else 0)
-    return (cout, ho, wo), params, 2 * cout * ho * wo * per_out, cout * ho * wo
-
-
-def _conv_transpose2d(a: dict[str, Any], s: Shape) -> _Result:
-    c, h, w, (kh, kw), (sh, sw), (ph, pw), groups, cout = _planes(a, s, "ConvTranspose2d")
-    oh, ow = _pair(a.get("output_padding", 0))
-    ho, wo = (h - 1) * sh - 2 * ph + kh + oh, (w - 1) * sw - 2 * pw + kw + ow
-    params = c * (cout // groups) * kh * kw + (cout if a.get("bias", True) else 0)
-    # torch counts a transposed convolution over the input positions
-    return (cout, ho, wo), params, 2 * h * w * c * (cout // groups) * kh * kw, cout * ho * wo
-
-
-def _weighted(item: Layer, s: Shape, out: _Result) -> LayerMemory:
+def _weighted(item: Layer, s: Shape, out: Result) -> LayerMemory:
     """A product or a convolution keeps its input; a 2-D convolution runs on oneDNN's blocked copies."""
     m = _plain(item, out, saves_input=True, saves_output=False)
     if item["kind"] not in ("Conv2d", "ConvTranspose2d"):
         return m
     a = item["args"]
-    kh, kw = _pair(a["kernel_size"])
+    kh, kw = pair(a["kernel_size"])
     blocked = (
         FLOAT_BYTES * _block(s[0]) * math.prod(s[1:]),
         FLOAT_BYTES * _block(m.shape[0]) * math.prod(m.shape[1:]),
@@ -277,23 +207,12 @@ def _weighted(item: Layer, s: Shape, out: _Result) -> LayerMemory:
     return replace(m, blocked=blocked, transposed=item["kind"] == "ConvTranspose2d")
 
 
-def _causal_conv1d(a: dict[str, Any], s: Shape) -> _Result:
-    """[steps, in_channels] -> [steps, out_channels]: each step sees itself and (kernel_size - 1) *
-    dilation steps before it (left padding), so the length is kept; FLOPs over the output's steps, as
-    torch's counter counts the convolution it runs."""
-    if len(s) != 2 or s[1] != a["in_channels"]:
-        raise ValueError(f"CausalConv1d expects [steps, {a['in_channels']}], got {s}")
-    steps, c, k, cout = s[0], s[1], int(a["kernel_size"]), a["out_channels"]
-    params = cout * c * k + (cout if a.get("bias", True) else 0)
-    return (steps, cout), params, 2 * cout * steps * c * k, steps * cout
-
-
-def _causal_conv1d_memory(item: Layer, s: Shape, out: _Result) -> LayerMemory:
+def _causal_conv1d_memory(item: Layer, s: Shape, out: Result) -> LayerMemory:
     """It keeps its input, left-padded: F.pad makes a new tensor, which the convolution saves (without
     padding, the input itself). oneDNN runs it on blocked copies, as Conv2d."""
     a = item["args"]
-    steps, c, k, cout = s[0], s[1], int(a["kernel_size"]), int(a["out_channels"])
-    left = (k - 1) * int(a.get("dilation", 1))
+    steps, c, k, cout = s[0], s[1], scalar(a["kernel_size"]), int(a["out_channels"])
+    left = (k - 1) * scalar(a.get("dilation", 1))
     padded = FLOAT_BYTES * c * (steps + left) if left else 0
     m = _plain(item, out, saves_input=not left, saves_output=False, saved=padded)
     blocked = (
@@ -304,39 +223,18 @@ def _causal_conv1d_memory(item: Layer, s: Shape, out: _Result) -> LayerMemory:
     return replace(m, blocked=blocked)
 
 
-def _pool2d(a: dict[str, Any], s: Shape) -> _Result:
-    c, h, w = s
-    (kh, kw) = _pair(a["kernel_size"])
-    (sh, sw) = _pair(a.get("stride") or a["kernel_size"])
-    (ph, pw) = _pair(a.get("padding", 0))
-    ceil = bool(a.get("ceil_mode", False))
-    out = (c, _conv_out(h, kh, sh, ph, 1, ceil), _conv_out(w, kw, sw, pw, 1, ceil))
-    return out, 0, 0, math.prod(out)
-
-
-def _max_pool_memory(item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _max_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return _plain(item, out, saves_input=True, saves_output=False, saved=INDEX_BYTES * _values(out[0]))
 
 
-def _adaptive_pool2d(a: dict[str, Any], s: Shape) -> _Result:
-    oh, ow = _pair(a["output_size"])
-    return (s[0], oh, ow), 0, 0, s[0] * oh * ow
-
-
-def _adaptive_avg_pool_memory(item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _adaptive_avg_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     # to 1x1 PyTorch takes a mean, whose backward needs only the shape
     size = item["args"]["output_size"]
     one = size == 1 or (not isinstance(size, int) and tuple(size) == (1, 1))
     return _plain(item, out, saves_input=not one, saves_output=False)
 
 
-def _batch_norm(a: dict[str, Any], s: Shape) -> _Result:
-    if s[0] != a["num_features"]:
-        raise ValueError(f"BatchNorm expects {a['num_features']} features, got {s}")
-    return s, (2 * s[0] if a.get("affine", True) else 0), 0, math.prod(s)
-
-
-def _batch_norm_memory(_item: Layer, s: Shape, out: _Result) -> LayerMemory:
+def _batch_norm_memory(_item: Layer, s: Shape, out: Result) -> LayerMemory:
     channels = s[0]
     # the batch's mean and inverse deviation (its running statistics are buffers: memory.py counts them
     # with the weights)
@@ -348,61 +246,20 @@ def _batch_norm_memory(_item: Layer, s: Shape, out: _Result) -> LayerMemory:
 # --- embeddings
 
 
-def _embedding(a: dict[str, Any], s: Shape) -> _Result:
-    if len(s) != 1:
-        raise ValueError(f"Embedding expects [steps] token ids, got {s}")
-    out = (s[0], a["embedding_dim"])
-    return out, a["num_embeddings"] * a["embedding_dim"], 0, math.prod(out)
-
-
-def _embedding_memory(_item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _embedding_memory(_item: Layer, _s: Shape, out: Result) -> LayerMemory:
     # keeps the token ids, which are the batch (or the layer before's output, kept anyway); its backward
     # copies the output's gradient to be contiguous before it scatters it into the weight's
     size = FLOAT_BYTES * _values(out[0])
     return LayerMemory(out[0], size, True, False, 0, 0, (out[1],), grad_copy=size)
 
 
-def _embedding_bag(a: dict[str, Any], s: Shape) -> _Result:
-    """The mean (or sum) of the sequence's embeddings: [steps] ids -> [embedding_dim]. The reduction's
-    adds are not matrix products, so no FLOPs, as torch's counter has it."""
-    if len(s) != 1:
-        raise ValueError(f"EmbeddingBag expects [steps] token ids, got {s}")
-    return (a["embedding_dim"],), a["num_embeddings"] * a["embedding_dim"], 0, a["embedding_dim"]
-
-
-def _embedding_bag_memory(_item: Layer, s: Shape, out: _Result) -> LayerMemory:
+def _embedding_bag_memory(_item: Layer, s: Shape, out: Result) -> LayerMemory:
     # keeps the token ids and, per id, the int64 index of its bag (offset2bag); per bag its offset and size
     saved = INDEX_BYTES * (s[0] + 2)
     return LayerMemory(out[0], FLOAT_BYTES * _values(out[0]), True, False, saved, 0, (out[1],))
 
 
 # --- recurrent layers
-
-_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
-# values kept per step and unit for backward, as autograd saves them on PyTorch's reference path (counted
-# with saved_tensors_hooks, tests/engine/test_memory.py): the GRU's gates, their products and the new state
-# (7), the RNN's state (1); the LSTM's four gates with its cell and hidden state (6). On the CPU the GRU and
-# RNN run that path; the LSTM runs oneDNN's fused kernel, whose workspace keeps more (_lstm_kept).
-_KEPT = {"LSTM": 6, "GRU": 7, "RNN": 1}
-
-
-def _recurrent(kind: str) -> ShapeRule:
-    def rule(a: dict[str, Any], s: Shape) -> _Result:
-        if len(s) != 2 or s[1] != a["input_size"] or not a.get("batch_first"):
-            raise ValueError(f"{kind} expects batch_first and [steps, {a['input_size']}], got {s}")
-        steps, hidden, gates = s[0], a["hidden_size"], _GATES[kind]
-        dirs = 2 if a.get("bidirectional") else 1
-        params = flops = 0
-        width = a["input_size"]
-        for _ in range(a.get("num_layers", 1)):
-            per_dir = gates * hidden * (width + hidden)
-            params += dirs * (per_dir + (2 * gates * hidden if a.get("bias", True) else 0))
-            flops += dirs * 2 * steps * per_dir
-            width = hidden * dirs
-        kept = a.get("num_layers", 1) * dirs * steps * hidden * _KEPT[kind]
-        return (steps, hidden * dirs), params, flops, kept
-
-    return rule
 
 
 def _lstm_kept(steps: int, width: int, hidden: int) -> float:
@@ -415,20 +272,20 @@ def _lstm_kept(steps: int, width: int, hidden: int) -> float:
 
 
 def _recurrent_memory(kind: str) -> MemoryRule:
-    gates = _GATES[kind]
+    gates = GATES[kind]
 
-    def rule(item: Layer, s: Shape, out: _Result) -> LayerMemory:
+    def rule(item: Layer, s: Shape, out: Result) -> LayerMemory:
         a = item["args"]
         steps, hidden = s[0], a["hidden_size"]
         dirs = 2 if a.get("bidirectional") else 1
         width, kept, tensors, transient, summed = a["input_size"], 0.0, [], 0, 0
         for _ in range(a.get("num_layers", 1)):
-            # the GRU and RNN run as one cell per step, keeping _KEPT values per unit and step and a copy
+            # the GRU and RNN run as one cell per step, keeping KEPT values per unit and step and a copy
             # of the input (the RNN its first state too)
             if kind == "LSTM":
                 per_dir = _lstm_kept(steps, width, hidden)
             else:
-                per_dir = steps * (_KEPT[kind] * hidden + width) + (hidden if kind == "RNN" else 0)
+                per_dir = steps * (KEPT[kind] * hidden + width) + (hidden if kind == "RNN" else 0)
             kept += dirs * per_dir
             # the GRU's backward holds two step-by-unit gradient buffers of the layer it is in (fitted as
             # the LSTM's, within 3%)
@@ -470,20 +327,13 @@ def _recurrent_memory(kind: str) -> MemoryRule:
 # --- the advisor's own kinds
 
 
-def _rbm(a: dict[str, Any], s: Shape) -> _Result:
-    if s != (a["visible"],):
-        raise ValueError(f"RBM expects [{a['visible']}], got {s}")
-    v, h = a["visible"], a["hidden"]
-    return (h,), v * h + v + h, 2 * v * h, h
-
-
-def _rbm_memory(item: Layer, _s: Shape, out: _Result) -> LayerMemory:
+def _rbm_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     # the upward pass: linear (keeps its input) then a sigmoid (keeps its output)
     v, h = item["args"]["visible"], item["args"]["hidden"]
     return LayerMemory(out[0], FLOAT_BYTES * h, True, True, 0, 0, (v * h, v, h))
 
 
-def _residual(a: dict[str, Any], s: Shape) -> _Result:
+def _residual(a: LayerArgs, s: Shape) -> Result:
     body = count(a["body"], s)
     shortcut = count(a["shortcut"], s)
     if body.shape != shortcut.shape:
@@ -492,7 +342,7 @@ def _residual(a: dict[str, Any], s: Shape) -> _Result:
     return body.shape, body.parameters + shortcut.parameters, body.flops + shortcut.flops, kept
 
 
-def _concat(a: dict[str, Any], s: Shape) -> _Result:
+def _concat(a: LayerArgs, s: Shape) -> Result:
     parts = [count(branch, s) for branch in a["branches"]]
     if len({p.shape[1:] for p in parts}) != 1:
         raise ValueError(f"Concat branches disagree beyond channels: {[p.shape for p in parts]}")
@@ -505,34 +355,34 @@ def _concat(a: dict[str, Any], s: Shape) -> _Result:
     )
 
 
-_ELEMENTWISE_SAVING_OUTPUT = Kind(_elementwise, _saves_output, VALUES)
-_VIEW = Kind(_flatten, _view_memory, VIEW)
+_ELEMENTWISE_SAVING_OUTPUT = Kind(elementwise, _saves_output, VALUES)
+_VIEW = Kind(flatten, _view_memory, VIEW)
 
 KINDS: dict[str, Kind] = {
-    "Linear": Kind(_linear, _weighted, PRODUCT, tensors=2),
+    "Linear": Kind(linear, _weighted, PRODUCT, tensors=2),
     "ReLU": _ELEMENTWISE_SAVING_OUTPUT,
     "Sigmoid": _ELEMENTWISE_SAVING_OUTPUT,
     "Tanh": _ELEMENTWISE_SAVING_OUTPUT,
-    "LeakyReLU": Kind(_elementwise, _saves_input, VALUES),
-    "Dropout": Kind(_elementwise, _dropout_memory, VALUES, touches=2.0),
+    "LeakyReLU": Kind(elementwise, _saves_input, VALUES),
+    "Dropout": Kind(elementwise, _dropout_memory, VALUES, touches=2.0),
     "Flatten": _VIEW,
-    "Reshape": Kind(_reshape, _view_memory, VIEW),
-    "LastStep": Kind(_last_step, _view_memory, VIEW),
-    "Gaussian": Kind(_gaussian, _view_memory, VIEW, tensors=1),
-    "Conv2d": Kind(_conv2d, _weighted, CONVOLUTION, tensors=2),
-    "ConvTranspose2d": Kind(_conv_transpose2d, _weighted, CONVOLUTION, tensors=2),
-    "CausalConv1d": Kind(_causal_conv1d, _causal_conv1d_memory, TEMPORAL_CONVOLUTION, tensors=2),
-    "MaxPool2d": Kind(_pool2d, _max_pool_memory, VALUES, touches=2.0),
-    "AvgPool2d": Kind(_pool2d, _saves_input, VALUES),
-    "AdaptiveAvgPool2d": Kind(_adaptive_pool2d, _adaptive_avg_pool_memory, VALUES),
-    "BatchNorm2d": Kind(_batch_norm, _batch_norm_memory, VALUES, tensors=2, touches=3.0),
-    "BatchNorm1d": Kind(_batch_norm, _batch_norm_memory, VALUES, tensors=2, touches=3.0),
-    "Embedding": Kind(_embedding, _embedding_memory, LOOKUP, tensors=1),
-    "EmbeddingBag": Kind(_embedding_bag, _embedding_bag_memory, LOOKUP, tensors=1),
-    "LSTM": Kind(_recurrent("LSTM"), _recurrent_memory("LSTM"), GATED_CELL, tensors=4),
-    "GRU": Kind(_recurrent("GRU"), _recurrent_memory("GRU"), GATED_CELL, tensors=4),
-    "RNN": Kind(_recurrent("RNN"), _recurrent_memory("RNN"), PLAIN_CELL, tensors=4),
-    "RBM": Kind(_rbm, _rbm_memory, CD1_PRODUCT, tensors=3),
+    "Reshape": Kind(reshape, _view_memory, VIEW),
+    "LastStep": Kind(last_step, _view_memory, VIEW),
+    "Gaussian": Kind(gaussian, _view_memory, VIEW, tensors=1),
+    "Conv2d": Kind(conv2d, _weighted, CONVOLUTION, tensors=2),
+    "ConvTranspose2d": Kind(conv_transpose2d, _weighted, CONVOLUTION, tensors=2),
+    "CausalConv1d": Kind(causal_conv1d, _causal_conv1d_memory, TEMPORAL_CONVOLUTION, tensors=2),
+    "MaxPool2d": Kind(pool2d, _max_pool_memory, VALUES, touches=2.0),
+    "AvgPool2d": Kind(pool2d, _saves_input, VALUES),
+    "AdaptiveAvgPool2d": Kind(adaptive_pool2d, _adaptive_avg_pool_memory, VALUES),
+    "BatchNorm2d": Kind(batch_norm, _batch_norm_memory, VALUES, tensors=2, touches=3.0),
+    "BatchNorm1d": Kind(batch_norm, _batch_norm_memory, VALUES, tensors=2, touches=3.0),
+    "Embedding": Kind(embedding, _embedding_memory, LOOKUP, tensors=1),
+    "EmbeddingBag": Kind(embedding_bag, _embedding_bag_memory, LOOKUP, tensors=1),
+    "LSTM": Kind(recurrent("LSTM"), _recurrent_memory("LSTM"), GATED_CELL, tensors=4),
+    "GRU": Kind(recurrent("GRU"), _recurrent_memory("GRU"), GATED_CELL, tensors=4),
+    "RNN": Kind(recurrent("RNN"), _recurrent_memory("RNN"), PLAIN_CELL, tensors=4),
+    "RBM": Kind(rbm, _rbm_memory, CD1_PRODUCT, tensors=3),
     "Residual": Kind(_residual, None, BRANCHES),
     "Concat": Kind(_concat, None, BRANCHES),
 }

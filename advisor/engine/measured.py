@@ -3,10 +3,10 @@ seconds per batch, or over several devices with a measured scaling efficiency.""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TypedDict, cast
 
 from advisor.contract import Candidate, Estimate, Recommendation, Scaling
-from advisor.engine.estimate import MEASURED_ERROR, assemble, scaling_efficiency
+from advisor.engine.estimate import MEASURED_ERROR, WorldFigures, assemble, scaling_efficiency
 from advisor.engine.intervals import interval, ratios_for, with_interval
 from advisor.engine.profile import DeviceProfile
 from advisor.engine.recommend import data_parallel_devices, estimate_candidate
@@ -76,11 +76,20 @@ def measured_estimate(
 _KIND_FOR_PLAN = {"gpu": "cuda", "cpu": "cpu"}
 
 
+class DataParallelRun(TypedDict):
+    """A finished data-parallel calibration of a candidate, as with_measured_scaling reads it."""
+
+    calibration: int  # the job's id
+    device: str  # its device's id
+    kind: str  # "cpu" or "cuda"
+    rows: list[WorldFigures]  # its summary's data_parallel rows
+
+
 def with_measured_scaling(
     recommendation: Recommendation,
     candidate_index: int,
     estimate: Estimate,
-    calibrations: list[dict[str, Any]],
+    calibrations: list[DataParallelRun],
 ) -> Estimate:
     """The estimate over the plan's data-parallel devices timed with a measured scaling efficiency instead
     of the constant (estimate.MULTI_GPU_CUT): from the newest of `calibrations` (oldest first; each

@@ -26,10 +26,10 @@ from advisor.engine.layers import (
     KINDS,
     Counts,
     LayerMemory,
-    Shape,
     count,
     layer_memory,
 )
+from advisor.engine.layershapes import Shape
 from advisor.engine.timeline import (
     CUDA_BLOCK,
     Timeline,

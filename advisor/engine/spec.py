@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any, TypedDict, TypeGuard, cast
 
 from advisor.contract import TaskData, TaskHardware, TaskSpec, TaskTarget
 from advisor.engine.catalog import gpu_ids
@@ -42,6 +43,35 @@ MAX_COUNT = 100_000
 MAX_GB = 10**9
 
 
+# A section as the user wrote it: JSON, checked field by field here
+_Raw = Mapping[str, object]
+
+
+class _DataDraft(TypedDict, total=False):
+    """TaskData while it is checked: None where a field was wrong (its error is recorded)."""
+
+    examples: int | None
+    vocab_size: int | None
+    input_shape: list[int] | None
+    outputs: int | None
+    labelled_fraction: float | None
+    bytes_per_value: int
+
+
+class _HardwareDraft(TypedDict, total=False):
+    """TaskHardware while it is checked: None where a field was wrong (its error is recorded)."""
+
+    cpu_cores: int | None
+    cpu_threads: int | None
+    ram_gb: float | None
+    gpu: str | None
+    gpus_per_node: int | None
+    gpu_memory_gb: float | None
+    nodes: int | None
+    link: str | None
+    storage: str | None
+
+
 class _Errors:
     def __init__(self) -> None:
         self.by_path: dict[str, list[str]] = {}
@@ -50,7 +80,7 @@ class _Errors:
         self.by_path.setdefault(path, []).append(message)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -102,7 +132,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _section(err: _Errors, spec: dict[str, Any], name: str, *, required: bool) -> dict[str, Any]:
+def _section(err: _Errors, spec: _Raw, name: str, *, required: bool) -> _Raw:
     value = spec.get(name)
     if value is None:
         if required:
@@ -115,7 +145,7 @@ def _section(err: _Errors, spec: dict[str, Any], name: str, *, required: bool) -
     return value
 
 
-def _unknown(err: _Errors, value: dict[str, Any], section: str) -> None:
+def _unknown(err: _Errors, value: _Raw, section: str) -> None:
     allowed = _SECTIONS[section]
     for key in value:
         if key not in allowed:
@@ -153,8 +183,8 @@ def normalise(spec: Any) -> TaskSpec:
     }
 
 
-def _data(err: _Errors, raw: dict[str, Any], task: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _data(err: _Errors, raw: _Raw, task: str | None) -> _DataDraft:
+    out: _DataDraft = {}
     if "examples" not in raw or raw["examples"] is None:
         err.add("data.examples", "is required: how many training examples you have")
     else:
@@ -231,7 +261,7 @@ def _shape(err: _Errors, shape: Any, task: str | None, vocab: int | None) -> lis
     return list(shape)
 
 
-def _generation(err: _Errors, spec: dict[str, Any], task: str | None, data: dict[str, Any]) -> str | None:
+def _generation(err: _Errors, spec: _Raw, task: str | None, data: _DataDraft) -> str | None:
     value = spec.get("generation")
     if task != "generation":
         if value is not None:
@@ -256,14 +286,15 @@ def _generation(err: _Errors, spec: dict[str, Any], task: str | None, data: dict
     return "random"
 
 
-def _outputs_rule(err: _Errors, data: dict[str, Any], task: str | None, goal: str | None) -> None:
+def _outputs_rule(err: _Errors, data: _DataDraft, task: str | None, goal: str | None) -> None:
     if task not in (None, "generation") and goal == "compress":
+        shape = data.get("input_shape")
         if data.get("vocab_size") is not None:
             err.add(
                 "goal",
                 "compress needs real-valued inputs; token ids (vocab_size) cannot be compressed this way",
             )
-        elif data.get("input_shape") is not None and math.prod(data["input_shape"]) < 2:
+        elif shape is not None and math.prod(shape) < 2:
             err.add("data.input_shape", "compress needs at least 2 input values to make a smaller code")
     if task in (None, "generation") or goal in (None, "compress"):
         return
@@ -274,16 +305,17 @@ def _outputs_rule(err: _Errors, data: dict[str, Any], task: str | None, goal: st
             f"{goal} needs at least one labelled example; {fraction:g} of "
             f"{examples:,} examples is none (use goal compress to learn without labels)",
         )
-    if data.get("outputs") is None:
+    outputs = data.get("outputs")
+    if outputs is None:
         if "data.outputs" not in err.by_path:
             what = "number of classes" if goal == "classify" else "number of values to predict"
             err.add("data.outputs", f"is required to {goal}: the {what}")
-    elif goal == "classify" and data["outputs"] < 2:
+    elif goal == "classify" and outputs < 2:
         err.add("data.outputs", "classify needs at least 2 classes (a yes/no task has 2)")
 
 
-def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _hardware(err: _Errors, raw: _Raw) -> _HardwareDraft:
+    out: _HardwareDraft = {}
     if raw.get("cpu_cores") is None:
         err.add("hardware.cpu_cores", "is required: the number of physical CPU cores")
         cores = None
@@ -294,8 +326,8 @@ def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
     if threads is None:
         out["cpu_threads"] = cores
     else:
-        out["cpu_threads"] = _int(err, "hardware.cpu_threads", threads, 1, 8192)
-        if out["cpu_threads"] is not None and cores is not None and out["cpu_threads"] < cores:
+        checked = out["cpu_threads"] = _int(err, "hardware.cpu_threads", threads, 1, 8192)
+        if checked is not None and cores is not None and checked < cores:
             err.add("hardware.cpu_threads", f"must be at least cpu_cores ({cores}): every core runs a thread")
     if raw.get("ram_gb") is None:
         err.add("hardware.ram_gb", "is required: the machine's memory in GB")
@@ -307,7 +339,7 @@ def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
             "hardware.gpu", f"{_show(gpu)} is not in the GPU catalog (see /api/v1/catalog/gpus/), or use null"
         )
         gpu = None
-    out["gpu"] = gpu
+    out["gpu"] = gpu if isinstance(gpu, str) else None  # left as given when in the catalog
     per_node = raw.get("gpus_per_node")
     if per_node is None:
         out["gpus_per_node"] = 1 if gpu is not None else 0
@@ -334,7 +366,7 @@ def _hardware(err: _Errors, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _target(err: _Errors, raw: dict[str, Any], task: str | None) -> TaskTarget:
+def _target(err: _Errors, raw: _Raw, task: str | None) -> TaskTarget:
     accuracy = raw.get("accuracy")
     budget = raw.get("time_budget_hours")
     two_sample = raw.get("two_sample")

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.contract import Layer
 from advisor.engine.families import FFN
 from advisor.engine.families.roles import MODEL
 
 
-def candidate(
-    layers: list[dict[str, Any]], input_shape: list[int], batch: int, optimizer: str
-) -> dict[str, Any]:
+def candidate(layers: list[Layer], input_shape: list[int], batch: int, optimizer: str) -> dict[str, Any]:
     """A classifier of `layers` as the engine describes a candidate (enough for the harness and the model)."""
     return {
         "family": FFN.key,
@@ -36,11 +35,11 @@ def candidate(
     }
 
 
-def linear(i: int, o: int) -> dict[str, Any]:
+def linear(i: int, o: int) -> Layer:
     return {"kind": "Linear", "args": {"in_features": i, "out_features": o}}
 
 
-RELU: dict[str, Any] = {"kind": "ReLU", "args": {}}
+RELU: Layer = {"kind": "ReLU", "args": {}}
 # an MLP with Adam and a CNN on MNIST-sized images with SGD (1-3 ms each on a 2-core VM)
 WHOLE_STEPS = (
     candidate([linear(32, 256), RELU, linear(256, 256), RELU, linear(256, 10)], [32], 64, "adam"),

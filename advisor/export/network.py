@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.contract import Layer
+from advisor.contract import Layer, LayerArgs
 from advisor.engine.families import family_of
 from advisor.engine.families.roles import (
     CLASSIFIER,
@@ -39,7 +39,8 @@ class Kind:
     positional: tuple[str, ...] = ()  # arguments written by position, in this order
     piece: str | None = None  # the class model.py writes out for it; None: torch.nn's own
     wrap: str | None = None  # a piece class around the torch.nn layer
-    parts: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None  # a container's layer lists by name
+    # a container's layer lists by name, and its other arguments (Concat's dim)
+    parts: Callable[[LayerArgs], dict[str, list[Layer] | int]] | None = None
     title: str = ""  # a container's, for its function's docstring
 
 
@@ -60,8 +61,7 @@ class Writing:
         while func in self.names:  # a block nested in another of the same name
             func += "_"
         self.names.add(func)
-        args = dict(layer.get("args") or {})
-        parts = kind.parts(args)
+        parts = kind.parts(layer.get("args") or {})
         lines = [f"def {func}() -> {kind.piece}:"]
         where = shape_text(shape) + ("" if out is None else f" -> {shape_text(out)}")
         lines.append(source.docstring(f"{kind.title}: {where}.", source.INDENT))
@@ -74,14 +74,16 @@ class Writing:
         return Call(func, [])
 
 
-def _residual(args: Mapping[str, Any]) -> dict[str, Any]:
+def _residual(args: LayerArgs) -> dict[str, list[Layer] | int]:
     """body, and the shortcut where it is not the identity (no layers)."""
     shortcut = args.get("shortcut") or []
     return {"body": list(args["body"]), **({"shortcut": list(shortcut)} if shortcut else {})}
 
 
-def _concat(args: Mapping[str, Any]) -> dict[str, Any]:
-    branches: dict[str, Any] = {f"branch{i}": list(b) for i, b in enumerate(args["branches"], 1)}
+def _concat(args: LayerArgs) -> dict[str, list[Layer] | int]:
+    branches: dict[str, list[Layer] | int] = {
+        f"branch{i}": list(b) for i, b in enumerate(args["branches"], 1)
+    }
     return branches | ({"dim": int(args["dim"])} if int(args.get("dim", 1)) != 1 else {})
 
 

@@ -10,7 +10,7 @@ draws it as inline SVG without JavaScript. One set of keys, one axis rule and on
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict
 
 from advisor.engine.units import duration, si, threads_text
@@ -27,6 +27,103 @@ class Series(TypedDict):
     points: Sequence[tuple[float, float]]
     kind: NotRequired[Literal["line", "dots", "curve"]]  # line: joined, a dot per point; dots: points only;
     # curve: a fitted or drawn function, joined without dots
+
+
+class Dot(TypedDict):
+    cx: float
+    cy: float
+    label: str  # what the accessible name says of it
+
+
+class Plotted(TypedDict):
+    """A series as drawn: its SVG points and its dots."""
+
+    name: str
+    cls: str  # s0..s3
+    kind: Literal["line", "dots", "curve"]
+    points: str  # "x,y x,y ..." in SVG coordinates
+    dots: list[Dot]
+    marked: bool  # a dot per point (few points), else the line alone
+
+
+class XTick(TypedDict):
+    x: float
+    label: str
+
+
+class YTick(TypedDict):
+    y: float
+    label: str
+
+
+class Band(TypedDict):
+    """An interval drawn as a bar at x."""
+
+    x: float
+    low: float
+    high: float
+    label: str
+
+
+class Bar(TypedDict):
+    x: float
+    y: float
+    w: float
+    h: float
+    cx: float
+    label: str
+    lines: list[str]  # the label, a word a line
+    value: str
+
+
+class LegendEntry(TypedDict):
+    cls: str
+    kind: str  # a series' kind, "target" or "band"
+    name: str
+    marked: bool
+
+
+class Chart(TypedDict):
+    """One chart for templates/advisor/_chart.html: its frame, then what it plots."""
+
+    title: str
+    xlabel: str
+    ylabel: str
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    xlabel_y: int
+    ylabel_x: int
+    ylabel_y: float
+    target: YTick | None  # a line across at the target
+    band: Band | None
+    series: list[Plotted]
+    bars: list[Bar]
+    xticks: list[XTick]
+    # set once plotted
+    yticks: NotRequired[list[YTick]]
+    kind: NotRequired[Literal["line", "bar"]]
+    description: NotRequired[str]  # the SVG's accessible name: every plotted value
+    legend: NotRequired[list[LegendEntry]]  # empty for a single series
+
+
+class MeasuredRow(TypedDict):
+    """What calibration_charts reads of a measured configuration (web.jobs.MeasurementRow has it)."""
+
+    status: str
+    batch_size: int
+    threads: int  # 0 on a GPU
+    allocator: str
+    seconds_per_batch: float | None
+    examples_per_second: float | None
+
+
+class ProbeCharts(TypedDict, total=False):
+    curve: Chart | None  # the learning curve, where the probe fitted one
+    epochs: Chart | None  # validation scores per epoch, where a network trained
 
 
 def number(value: float) -> str:
@@ -70,7 +167,7 @@ def _tick_format(ticks: list[float], fmt: Format | None) -> Format:
     return lambda v: f"{v:.{places}f}"
 
 
-def _frame(title: str, xlabel: str, ylabel: str) -> dict[str, Any]:
+def _frame(title: str, xlabel: str, ylabel: str) -> Chart:
     return {
         "title": title,
         "xlabel": xlabel,
@@ -106,7 +203,7 @@ def line_chart(
     target: float | None = None,
     band: tuple[float, float, float] | None = None,  # (x, low, high): an interval drawn as a bar at x
     band_label: str = "interval",
-) -> dict[str, Any] | None:
+) -> Chart | None:
     """Series against a shared x axis (log2 for batch sizes, log10 for example counts); None when empty."""
     points = [p for s in series for p in s["points"]]
     if not points:
@@ -182,7 +279,8 @@ def line_chart(
         text = f"{band_label} at {x_format(band[0])}: {value_text(band[1])} to {value_text(band[2])}"
         chart["band"] = {"x": sx(band[0]), "low": sy(band[1]), "high": sy(band[2]), "label": text}
         words.append(text)
-    chart.update(kind="line", description=f"{title}. " + "; ".join(words), legend=_legend(chart, band_label))
+    chart["kind"], chart["description"] = "line", f"{title}. " + "; ".join(words)
+    chart["legend"] = _legend(chart, band_label)
     return chart
 
 
@@ -200,8 +298,8 @@ def _apart(ticks: Sequence[float], fx: Callable[[float], float], gap: float) -> 
     return kept
 
 
-def _legend(chart: dict[str, Any], band_label: str) -> list[dict[str, Any]]:
-    entries = [
+def _legend(chart: Chart, band_label: str) -> list[LegendEntry]:
+    entries: list[LegendEntry] = [
         {"cls": s["cls"], "kind": s["kind"], "name": s["name"], "marked": s["marked"]}
         for s in chart["series"]
     ]
@@ -214,7 +312,7 @@ def _legend(chart: dict[str, Any], band_label: str) -> list[dict[str, Any]]:
 
 def bar_chart(
     *, title: str, ylabel: str, bars: Sequence[tuple[str, float]], y_format: Format = si
-) -> dict[str, Any] | None:
+) -> Chart | None:
     if not bars:
         return None
     yticks = axis(0.0, max(v for _, v in bars), floor=0.0)
@@ -240,25 +338,32 @@ def bar_chart(
         )
     chart["yticks"] = [{"y": round(TOP + plot_h * (1 - v / top), 1), "label": y_format(v)} for v in yticks]
     description = "; ".join(f"{b['label']}: {b['value']}" for b in chart["bars"])
-    chart.update(kind="bar", description=f"{title}. {description}", legend=[])
+    chart["kind"], chart["description"], chart["legend"] = "bar", f"{title}. {description}", []
     return chart
 
 
-def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _seconds(row: MeasuredRow) -> float:
+    """Seconds per batch of a row calibration_charts kept (those that have them)."""
+    return float(row["seconds_per_batch"] or 0.0)
+
+
+def calibration_charts(rows: Sequence[MeasuredRow]) -> list[Chart]:
     """Time per batch vs threads (at the fastest batch size), vs batch size (at the fastest thread count), one
     line per allocator, and examples per second of every measured configuration."""
     ok = [r for r in rows if r["status"] == "ok" and r.get("seconds_per_batch")]
     if not ok:
         return []
-    fastest = min(ok, key=lambda r: r["seconds_per_batch"] / r["batch_size"])
+    fastest = min(ok, key=lambda r: _seconds(r) / r["batch_size"])
     allocators = sorted({r["allocator"] for r in ok})
     threads = threads_text(fastest["threads"]) if fastest["threads"] else "GPU"
 
-    def by_allocator(pick: Callable[[dict[str, Any]], bool], x_key: str) -> list[Series]:
+    def by_allocator(
+        pick: Callable[[MeasuredRow], bool], x_key: Literal["threads", "batch_size"]
+    ) -> list[Series]:
         return [
             Series(
                 name=f"{a} allocator",
-                points=[(r[x_key], r["seconds_per_batch"]) for r in ok if r["allocator"] == a and pick(r)],
+                points=[(r[x_key], _seconds(r)) for r in ok if r["allocator"] == a and pick(r)],
             )
             for a in allocators
         ]
@@ -295,7 +400,7 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             bars=[
                 (
                     _bar_label(r),
-                    float(r.get("examples_per_second") or r["batch_size"] / r["seconds_per_batch"]),
+                    float(r.get("examples_per_second") or r["batch_size"] / _seconds(r)),
                 )
                 for r in ok
             ],
@@ -304,16 +409,17 @@ def calibration_charts(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [c for c in charts if c is not None]
 
 
-def _bar_label(row: dict[str, Any]) -> str:
+def _bar_label(row: MeasuredRow) -> str:
     """'b64 t2' (batch, threads; drawn on two lines); '*' marks the tuned allocator."""
     threads = f" t{row['threads']}" if row["threads"] else ""
     return f"b{row['batch_size']}{threads}" + ("" if row["allocator"] == "default" else "*")
 
 
-def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any]:
+def probe_charts(results: Mapping[str, Any], target: float | None) -> ProbeCharts:
     """The learning curve of the network it was fitted on (held-out score against training examples, log
-    scale, with the expected score at full size) and the per-epoch validation scores of each network."""
-    charts: dict[str, Any] = {}
+    scale, with the expected score at full size) and the per-epoch validation scores of each network.
+    `results` is a probe's stored results as JSON (advisor/probe/README.md)."""
+    charts: ProbeCharts = {}
     fitted = results.get("curve") or {}
     points = fitted.get("points") or []
     network = str(fitted.get("family") or "").upper()
@@ -367,9 +473,9 @@ def probe_charts(results: dict[str, Any], target: float | None) -> dict[str, Any
     return charts
 
 
-def generation_chart(results: dict[str, Any], target: float | None) -> dict[str, Any] | None:
+def generation_chart(results: Mapping[str, Any], target: float | None) -> Chart | None:
     """A generation probe's generator: its validation two-sample score at each evaluation, against the
-    target (None before the first evaluation)."""
+    target (None before the first evaluation). `results` is the probe's stored results as JSON."""
     run = results.get("generator") or {}
     family = str(run.get("family") or "").upper()
     return line_chart(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from django.core.paginator import Page
 from django.http import HttpResponse
@@ -14,9 +14,29 @@ from advisor.engine.units import nbytes, rate, threads_text
 from advisor.ids import id_or
 from advisor.models import CalibrationJob, Recommendation
 from advisor.web.auth import HtmxHttpRequest, login_required
-from advisor.web.jobs import job_view
+from advisor.web.jobs import MeasurementRow, job_view
 from advisor.web.partial import page_or_fragment
 from advisor.web.present import candidate_view, family_title
+
+
+class Column(TypedDict):
+    """One side of a comparison: what it is, its page, and its values by label. A value is shown as it is (a
+    text or a number), or is a time with its basis (text, basis)."""
+
+    title: str
+    url: str
+    values: dict[str, object]
+
+
+class Cell(TypedDict):
+    text: object
+    basis: str  # a time's basis ("measured", "catalog", ...); "" for other values
+
+
+class CompareRow(TypedDict):
+    label: str
+    cells: list[Cell]
+    differs: bool
 
 
 def history_tab(request: HtmxHttpRequest, tab: str, page: Page[Any]) -> HttpResponse:
@@ -39,7 +59,7 @@ def history(request: HtmxHttpRequest, tab: str = "recommendations") -> HttpRespo
 def compare(request: HtmxHttpRequest) -> HttpResponse:
     kind = "devices" if request.GET.get("kind") == "devices" else "candidates"
     a, b = request.GET.get("a", ""), request.GET.get("b", "")
-    columns: list[dict[str, Any]] = []
+    columns: list[Column] = []
     missing = False
     if a and b:
         columns = [c for c in (_column(request.user, kind, ref) for ref in (a, b)) if c is not None]
@@ -56,7 +76,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
     return page_or_fragment(request, "advisor/compare.html", "table", context)
 
 
-def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
+def _column(user: Any, kind: str, ref: str) -> Column | None:
     if kind == "candidates":
         found = queries.candidate_ref(user, ref)
         if found is None:
@@ -68,7 +88,7 @@ def _column(user: Any, kind: str, ref: str) -> dict[str, Any] | None:
     return _device_column(job) if job is not None else None
 
 
-def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
+def _candidate_column(rec: Recommendation, index: int) -> Column:
     payload = queries.recommendation_payload(rec)
     cand = payload["candidates"][index]
     view = candidate_view(index, cand, rec.result["candidates"][index].get("estimate"))
@@ -92,7 +112,7 @@ def _candidate_column(rec: Recommendation, index: int) -> dict[str, Any]:
     }
 
 
-def _device_column(job: CalibrationJob) -> dict[str, Any]:
+def _device_column(job: CalibrationJob) -> Column:
     v = job_view(job, plots=False)
     # an unreliable configuration (contention, an imprecise median) is never shown as the fastest
     ok = [r for r in v["rows"] if r["status"] == "ok" and r["seconds_per_batch"] and not r["unreliable"]]
@@ -117,17 +137,17 @@ def _device_column(job: CalibrationJob) -> dict[str, Any]:
     }
 
 
-def _setup(row: dict[str, Any]) -> str:
+def _setup(row: MeasurementRow) -> str:
     threads = f", {threads_text(row['threads'])}" if row["threads"] else ""
     return f"batch {row['batch_size']}{threads}, {row['allocator']} allocator"
 
 
-def _rows(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rows(columns: list[Column]) -> list[CompareRow]:
     if len(columns) < 2:
         return []
-    rows = []
+    rows: list[CompareRow] = []
     for label in columns[0]["values"]:
-        cells = []
+        cells: list[Cell] = []
         for col in columns:
             value = col["values"].get(label, "—")
             text, basis = value if isinstance(value, tuple) else (value, "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from advisor import engine
 from advisor.contract import Candidate, Estimate
@@ -11,6 +11,49 @@ from advisor.models import CalibrationJob, DeviceJob
 from advisor.queueing import Forecaster, Place
 from advisor.web.charts import calibration_charts
 from advisor.web.present import analytic_for, estimate_view, family_title
+
+
+class MeasurementRow(TypedDict):
+    """One measured configuration as the calibration page lists it: its figures, and each as it reads."""
+
+    batch_size: int
+    threads: int  # 0 on a GPU
+    threads_text: str
+    allocator: str
+    status: str
+    seconds_per_batch: float | None
+    per_batch: str
+    iqr: str
+    iterations: int | None
+    examples_per_second: float | None
+    throughput: str
+    peak_memory: str
+    estimated_memory: str
+    estimated_resident: str
+    live_memory: str
+    achieved: str
+    noisy: bool
+    unreliable: bool
+    reasons: str  # why it is unreliable
+    message: str
+
+
+class Eta(TypedDict):
+    """A job's elapsed and remaining seconds as far as known, what to say of them, and a queued job's
+    place."""
+
+    elapsed: float | None
+    remaining: float | None
+    text: str
+    place: Place | None
+
+
+class AllocatorView(TypedDict):
+    """The measured headline's times with the default allocator (default_allocator_view)."""
+
+    per_batch: str
+    per_epoch: str
+    to_train: str
 
 
 def _estimated_memory(candidate: Candidate | None, batch_size: int, device: str) -> int | None:
@@ -34,8 +77,8 @@ def _estimated_resident(candidate: Candidate | None, batch_size: int, device: st
         return None
 
 
-def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
-    rows = []
+def measurement_rows(job: CalibrationJob) -> list[MeasurementRow]:
+    rows: list[MeasurementRow] = []
     candidates = job.recommendation.result.get("candidates", [])
     candidate = candidates[job.candidate] if job.candidate < len(candidates) else None
     for m in job.measurements.all():
@@ -68,11 +111,11 @@ def measurement_rows(job: CalibrationJob) -> list[dict[str, Any]]:
     return rows
 
 
-def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> dict[str, Any]:
+def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> Eta:
     """Elapsed and remaining time of a running job (engine.remaining: its plan paced by the progress so far,
     within its time limit), or a queued job's place in its device's fair-share queue and expected start."""
     forecaster = forecaster or Forecaster()
-    empty = {"elapsed": None, "remaining": None, "text": "", "place": None}
+    empty: Eta = {"elapsed": None, "remaining": None, "text": "", "place": None}
     if job.status == DeviceJob.QUEUED:
         place = forecaster.place(kind, job)
         if place is None:
@@ -160,7 +203,7 @@ def job_view(job: CalibrationJob, *, plots: bool = True) -> dict[str, Any]:
     }
 
 
-def default_allocator_view(rows: list[dict[str, Any]], estimate: Estimate) -> dict[str, Any] | None:
+def default_allocator_view(rows: list[MeasurementRow], estimate: Estimate) -> AllocatorView | None:
     """When the headline was measured with a tuned allocator, the same set-up with the default one: time to
     train scales with time per batch (same batch, same number of batches), so both headlines are honest."""
     at = estimate.get("measured_at")
@@ -177,9 +220,10 @@ def default_allocator_view(rows: list[dict[str, Any]], estimate: Estimate) -> di
     ]
     if not same:
         return None
-    scale = same[0]["seconds_per_batch"] / estimate["seconds_per_batch"]
+    seconds = float(same[0]["seconds_per_batch"] or 0.0)  # kept above only with its seconds
+    scale = seconds / estimate["seconds_per_batch"]
     return {
-        "per_batch": duration(same[0]["seconds_per_batch"]),
+        "per_batch": duration(seconds),
         "per_epoch": duration((estimate.get("seconds_per_epoch") or 0) * scale or None),
         "to_train": duration((estimate.get("seconds_to_train") or 0) * scale or None),
     }

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from advisor import engine
-from advisor.contract import Candidate, Estimate, Layer, Recommendation, Scaling
+from advisor.contract import Candidate, Estimate, Layer, MemoryBytes, Recommendation, Scaling
 from advisor.engine.families import FAMILIES, FFN, GAN, title_of
 from advisor.engine.families.family import LOSS_ADVERSARIAL, LOSS_CD1, LOSS_ELBO, LOSS_ELBO_GAUSSIAN
 from advisor.engine.families.roles import network_inputs
 from advisor.engine.layers import count
 from advisor.engine.units import TIMES, duration, interval_text, nbytes, percent, ratio_interval_text, si
 from advisor.engine.units import shape as shape_text
+from advisor.web.pagedata import (
+    CandidateView,
+    Diagram,
+    DiagramRow,
+    EstimateView,
+    IntervalView,
+    MemoryRow,
+    NetworkRow,
+    RecommendationView,
+    ScalingView,
+)
 
 
 def family_title(family: str, depth: str | None = None) -> str:
@@ -57,7 +68,7 @@ BAR_CENTRE = 540  # labels take the left 420 px, shapes the right 100
 BAR_MAX = 220
 
 
-def interval_view(estimate: Estimate) -> dict[str, str]:
+def interval_view(estimate: Estimate) -> IntervalView:
     """An estimate's 90% interval as the pages write it: the factors ("x0.6 to x1.9", with
     multiplication signs) and each time's range ("25-48 min", with an en dash); empty where the estimate
     has none (stored before intervals)."""
@@ -118,10 +129,10 @@ def _detail(layer: Layer) -> str:
     return ""
 
 
-def network_rows(layers: list[Layer], input_shape: Any) -> list[dict[str, Any]]:
+def network_rows(layers: list[Layer], input_shape: Any) -> list[NetworkRow]:
     """One row per layer with weights or a shape change, with its output shape, parameters and FLOPs."""
     shape: tuple[int, ...] | None = tuple(input_shape) if input_shape else None
-    rows: list[dict[str, Any]] = [
+    rows: list[NetworkRow] = [
         {
             "kind": "input",
             "detail": "",
@@ -155,24 +166,28 @@ def network_rows(layers: list[Layer], input_shape: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def diagram(name: str, layers: list[Layer], input_shape: Any) -> dict[str, Any]:
+def diagram(name: str, layers: list[Layer], input_shape: Any) -> Diagram:
     """SVG geometry of one network: a bar per row, its width growing with log(output size)."""
-    rows = network_rows(layers, input_shape)
-    hidden = max(0, len(rows) - MAX_ROWS)
-    rows = rows[:MAX_ROWS]
-    sizes = [math.prod(r["shape"]) if r["shape"] else 1 for r in rows]
+    counted = network_rows(layers, input_shape)
+    hidden = max(0, len(counted) - MAX_ROWS)
+    counted = counted[:MAX_ROWS]
+    sizes = [math.prod(r["shape"]) if r["shape"] else 1 for r in counted]
     top = max(math.log10(max(sizes) + 1), 1.0)
-    for i, (row, size) in enumerate(zip(rows, sizes, strict=True)):
+    rows: list[DiagramRow] = []
+    for i, (row, size) in enumerate(zip(counted, sizes, strict=True)):
         width = 24 + (BAR_MAX - 24) * math.log10(size + 1) / top
-        row.update(
-            y=i * ROW_H + 4,
-            text_y=i * ROW_H + 19,
-            x=BAR_CENTRE - width / 2,
-            width=round(width, 1),
-            shape_text=shape_text(row["shape"]),
-            label=(row["kind"] + (f" {row['detail']}" if row["detail"] else "")),
-            note=" + ".join(row["then"]),
-            params_text=si(row["parameters"]) if row["parameters"] else "",
+        rows.append(
+            {
+                **row,
+                "y": i * ROW_H + 4,
+                "text_y": i * ROW_H + 19,
+                "x": BAR_CENTRE - width / 2,
+                "width": round(width, 1),
+                "shape_text": shape_text(row["shape"]),
+                "label": (row["kind"] + (f" {row['detail']}" if row["detail"] else "")),
+                "note": " + ".join(row["then"]),
+                "params_text": si(row["parameters"]) if row["parameters"] else "",
+            }
         )
     summary = ", ".join(f"{r['label']} to {r['shape_text']}" for r in rows[1:])
     return {
@@ -186,7 +201,7 @@ def diagram(name: str, layers: list[Layer], input_shape: Any) -> dict[str, Any]:
     }
 
 
-def diagrams(candidate: Candidate) -> list[dict[str, Any]]:
+def diagrams(candidate: Candidate) -> list[Diagram]:
     try:
         inputs = network_inputs(candidate)
     except (KeyError, TypeError, IndexError):
@@ -194,17 +209,24 @@ def diagrams(candidate: Candidate) -> list[dict[str, Any]]:
     return [diagram(name, layers, inputs.get(name)) for name, layers in candidate.get("networks", {}).items()]
 
 
-def memory_rows(memory: dict[str, int]) -> list[dict[str, Any]]:
+# the parts of the memory peak (contract.MemoryBytes), as the breakdown names them
+MEMORY_PARTS: tuple[
+    tuple[Literal["weights", "gradients", "optimizer", "activations", "batch", "workspace"], str], ...
+] = (
+    ("weights", "Weights"),
+    ("gradients", "Gradients"),
+    ("optimizer", "Optimiser state"),
+    ("activations", "Saved activations (at the peak)"),
+    ("batch", "The mini-batch"),
+    ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
+)
+
+
+def memory_rows(memory: MemoryBytes) -> list[MemoryRow]:
     total = memory.get("total") or 1
-    rows, x = [], 0.0
-    for key, label in (
-        ("weights", "Weights"),
-        ("gradients", "Gradients"),
-        ("optimizer", "Optimiser state"),
-        ("activations", "Saved activations (at the peak)"),
-        ("batch", "The mini-batch"),
-        ("workspace", "Workspace (gradients in flight, optimiser temporaries)"),
-    ):
+    rows: list[MemoryRow] = []
+    x = 0.0
+    for key, label in MEMORY_PARTS:
         value = memory.get(key, 0)
         share = value / total
         rows.append(
@@ -247,10 +269,10 @@ def estimate_name(estimate: Estimate | None) -> str:
     return ESTIMATE_NAMES.get(estimate.get("basis", "catalog") if estimate else "catalog", "estimate")
 
 
-def estimate_view(estimate: Estimate, analytic: Estimate | None = None) -> dict[str, Any]:
+def estimate_view(estimate: Estimate, analytic: Estimate | None = None) -> EstimateView:
     """Times with their basis; when measured, how far the estimate before it (`analytic`, whatever its
     basis: catalog, profiled or predicted) was, named by that basis."""
-    view = {
+    view: EstimateView = {
         "basis": estimate.get("basis", "catalog"),
         "name": estimate_name(estimate),
         "per_batch": duration(estimate.get("seconds_per_batch")),
@@ -283,7 +305,7 @@ def estimate_view(estimate: Estimate, analytic: Estimate | None = None) -> dict[
     return view
 
 
-def _scaling_view(scaling: Scaling | None) -> dict[str, Any] | None:
+def _scaling_view(scaling: Scaling | None) -> ScalingView | None:
     """How a multi-device time was divided: the measured efficiency and its calibration, or the constant."""
     if not scaling:
         return None
@@ -296,7 +318,7 @@ def _scaling_view(scaling: Scaling | None) -> dict[str, Any] | None:
     }
 
 
-def candidate_view(index: int, candidate: Candidate, analytic: Estimate | None) -> dict[str, Any]:
+def candidate_view(index: int, candidate: Candidate, analytic: Estimate | None) -> CandidateView:
     return {
         "index": index,
         "c": candidate,
@@ -328,7 +350,7 @@ def analytic_for(result: Recommendation, index: int, shown: Estimate | None) -> 
         return original
 
 
-def recommendation_view(payload: Recommendation, result: Recommendation) -> dict[str, Any]:
+def recommendation_view(payload: Recommendation, result: Recommendation) -> RecommendationView:
     """The payload (measured estimates merged) beside the stored pre-measurement answer."""
     candidates = [
         candidate_view(i, c, analytic_for(result, i, c.get("estimate", {})))

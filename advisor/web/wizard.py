@@ -26,6 +26,7 @@ from advisor.web.examples import (
     reshape_for_task,
 )
 from advisor.web.forms import STEP_NAMES, STEPS, SpecForm, initial_from_spec, step_of
+from advisor.web.pagedata import CandidateView
 from advisor.web.partial import wants_fragment
 from advisor.web.present import candidate_view, diagrams, family_title
 
@@ -201,7 +202,7 @@ def _context(
     }
 
 
-def _preview(spec: dict[str, Any], device: Device | None) -> dict[str, Any] | None:
+def _preview(spec: dict[str, Any], device: Device | None) -> CandidateView | None:
     """The engine's first candidate for the spec so far, timed from the preselected device's profile; None
     while the spec is not yet valid."""
     try:

@@ -11,9 +11,7 @@ The last Linear maps to the task's number of classes.
 
 from __future__ import annotations
 
-from typing import Any
-
-from advisor.contract import Layer, TaskSpec
+from advisor.contract import Layer, LayerArgs, TaskSpec
 from advisor.engine.candidate import Draft, io_dict
 from advisor.engine.families import CNN
 from advisor.engine.families.roles import MODEL
@@ -26,7 +24,7 @@ TOP1 = {"alexnet": 0.56522, "googlenet": 0.69778, "resnet-50": 0.76130}
 
 def _conv(c_in: int, c_out: int, k: int, stride: int = 1, padding: int = 0, eps: float = 1e-5) -> list[Layer]:
     """Conv (no bias) -> BatchNorm -> ReLU, the unit ResNet and torchvision's GoogLeNet are made of."""
-    bn: dict[str, Any] = {"num_features": c_out} if eps == 1e-5 else {"num_features": c_out, "eps": eps}
+    bn: LayerArgs = {"num_features": c_out} if eps == 1e-5 else {"num_features": c_out, "eps": eps}
     return [
         layer(
             "Conv2d",

@@ -79,6 +79,7 @@ def head_over_time(spec: TaskSpec, hidden: int, features: int) -> tuple[list[Lay
         tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=features)]
         return tail, io_dict(data["input_shape"], "value", features), "mse"
     target, outputs, loss = head(spec)
+    assert outputs is not None  # normalise requires them to classify or regress (as ffn and cnn assume)
     tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
     return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
 

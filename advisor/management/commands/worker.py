@@ -31,13 +31,16 @@ class Command(BaseCommand):
         import torch
 
         from advisor.calibration import local_device
+        from advisor.calibration.devices import DetectedDevice
 
         tag, found = local_device(str(options["device"]))
         if not found:
             raise CommandError(f"no device {options['device']!r} on this machine")
         host = options["host"]
         worker_name = f"{tag}@{host}"
-        announced = [{**d, "torch": torch.__version__} for d in found]  # shown on the fleet page
+        announced: list[DetectedDevice] = [
+            {**d, "torch": torch.__version__} for d in found
+        ]  # the fleet page's
         devices = workers.register_devices(host=host, worker=worker_name, devices=announced)
         ids = [d.id for d in devices]
         queues = [d.queue for d in devices]
