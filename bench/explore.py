@@ -21,6 +21,7 @@ names its command.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import tempfile
@@ -224,7 +225,7 @@ def table(what: str, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def parser() -> Any:
+def parser() -> argparse.ArgumentParser:
     from bench import machine
 
     p = machine.run_parser("explore", __doc__)
@@ -237,7 +238,9 @@ def parser() -> Any:
     )
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: small networks run fastest)")
     p.add_argument("--data", default="tokens-count", help="widths: advice's data set (bench/advice_data.py)")
-    p.add_argument("--items", default=None, help="widths, per-batch: FAMILY[:WIDTH][@BATCH],...")
+    p.add_argument(
+        "--items", default=None, help="widths: FAMILY[:WIDTH][@BATCH],...; per-batch: FAMILY[:WIDTH],..."
+    )
     p.add_argument("--budget", type=float, default=400.0, help="widths: CPU seconds per training run at most")
     p.add_argument("--steps", type=int, default=128, help="per-batch: time steps of the series")
     p.add_argument("--features", type=int, default=1, help="per-batch: values per time step")
@@ -248,7 +251,7 @@ def parser() -> Any:
     return p
 
 
-def rows_of(args: Any) -> Iterator[dict[str, Any]]:
+def rows_of(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """The exploration `args.what` asks for, one row at a time."""
     if args.what == "generators":
         from bench import explore_generators
