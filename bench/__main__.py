@@ -34,6 +34,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "chain": ("bench.chain", "the probe's next-step chain against an Optuna TPE search of the same space"),
     "export": ("bench.export", "a probe's downloaded train.py against the probe's own score, same split"),
     "noisy": ("bench.noisy", "measure() quiet, under a competing load, quiet again: ±10% or unreliable"),
+    "explore": (
+        "bench.explore",
+        "advice's explorations: generator set-ups, widths, per-batch steps, the generation probe's scale",
+    ),
 }
 
 

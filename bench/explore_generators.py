@@ -1,12 +1,11 @@
-"""Exploration of generator set-ups on bench advice's 8-Gaussian ring, scored by the product's two-sample test
-(advisor.probe.learning.generation), one JSON row per (set-up, seed) with the modes, the share near a mode,
-per-mode counts and spread. Not the product's loop: its own, small and explicit, to try what a candidate
-cannot state yet (TTUR rates, penalties, packing, learned variances).
+"""`python -m bench explore generators CONFIGS`: generator set-ups on bench advice's 8-Gaussian ring, scored
+by the product's two-sample test (advisor.probe.learning.generation), one JSON row per (set-up, seed) with
+the modes, the share near a mode, per-mode counts and spread. Not the product's loop: its own, small and
+explicit, to try what a candidate cannot state yet (TTUR rates, penalties, packing, learned variances). How
+the vector-generation rule was chosen: bench/results/advice_amd-epyc-2c_generation/README.md.
 
-    PYTHONPATH=. python bench/results/advice_amd-epyc-2c_generation/explore_generators.py \
-        '{"name": {"kind": "vae", "learn_var": true, "noise": 1, "h": 128, "depth": 2, "latent": 4,
-                   "epochs": 400}}' 0,1,2
-
+CONFIGS is a JSON object of named set-ups, e.g. `'{"name": {"kind": "vae", "learn_var": true, "noise": 1,
+"h": 128, "depth": 2, "latent": 4, "epochs": 400}}'`.
 Keys (defaults): kind gan|vae; h (64) units, depth (1) hidden layers, latent (2), batch (64), epochs (100:
 passes over the 4,000 examples the spec declares, as the engine counts them), decay (linear rate decay).
 GAN: glr, dlr (1e-3), gb, db (Adam betas), dh, ddepth (discriminator), dsteps (D steps per G step), pack,
@@ -18,9 +17,7 @@ variance per value from the decoder), calibrated (sigma-VAE), sigma2 (fixed vari
 from __future__ import annotations
 
 import copy
-import json
 import math
-import sys
 import time
 from typing import Any
 
@@ -31,8 +28,6 @@ from torch import nn
 
 from advisor.probe.learning.generation import two_sample_score
 from bench.advice_gen import centres, draw, modes
-
-torch.set_num_threads(1)
 
 
 def mlp(sizes: list[int], act: Any) -> nn.Sequential:
@@ -84,7 +79,8 @@ class Gan:
         self.per_update = cfg.get("dsteps", 1) * self.pack
 
     def fake(self, batch: int) -> torch.Tensor:
-        return self.gen(torch.randn(batch * self.pack, self.latent)).reshape(batch, 2 * self.pack)
+        out: torch.Tensor = self.gen(torch.randn(batch * self.pack, self.latent))
+        return out.reshape(batch, 2 * self.pack)
 
     def update(self, chunk: torch.Tensor, batch: int) -> None:
         cfg, loss = self.cfg, self.cfg.get("loss", "gan")
@@ -233,10 +229,3 @@ def run(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
         "cpu": round(time.process_time() - started, 1),
         "curve": curve[::4],
     }
-
-
-if __name__ == "__main__":
-    configs, seeds = json.loads(sys.argv[1]), [int(s) for s in sys.argv[2].split(",")]
-    for name, config in configs.items():
-        for seed in seeds:
-            print(json.dumps({"name": name, "seed": seed, **run(config, seed)}), flush=True)
