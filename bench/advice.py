@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from advisor.engine import recommend
-from advisor.probe.learning import data, train
+from advisor.probe.learning import split as splits
+from advisor.probe.learning import train
 from bench import advice_time
 from bench.advice_data import GENERATION, SEQUENCES, dataset, widen
 from bench.advice_variants import VARIANTS
@@ -48,12 +49,12 @@ BUDGET_S = 120.0  # per training run; early stopping ends every run here long be
 # --- the search -----------------------------------------------------------------------------------------
 
 
-def _run(candidate: dict[str, Any], split: data.Split, seed: int, **kwargs: Any) -> dict[str, Any]:
+def _run(candidate: dict[str, Any], split: splits.Split, seed: int, **kwargs: Any) -> dict[str, Any]:
     return train.train(candidate, split, seed=seed, **{"budget_s": BUDGET_S, **kwargs})
 
 
 def search(
-    candidate: dict[str, Any], split: data.Split, seed: int, examples: int, budget: float
+    candidate: dict[str, Any], split: splits.Split, seed: int, examples: int, budget: float
 ) -> dict[str, Any]:
     started, cpu = time.monotonic(), time.process_time()
     best: dict[str, Any] | None = None
@@ -83,7 +84,7 @@ def search(
     }
 
 
-def classical(split: data.Split) -> dict[str, Any]:
+def classical(split: splits.Split) -> dict[str, Any]:
     """The best of scikit-learn's usual models, each tuned by 3-fold cross-validation on the training split,
     chosen by the validation split."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
@@ -112,7 +113,7 @@ def classical(split: data.Split) -> dict[str, Any]:
         pick = {}
         for part, x, y in (("val", split.x_val, split.y_val), ("test", split.x_test, split.y_test)):
             assert y is not None
-            pick[part] = data.score(split.goal, y if classify else y.reshape(len(y), -1), fitted.predict(x))
+            pick[part] = splits.score(split.goal, y if classify else y.reshape(len(y), -1), fitted.predict(x))
         scores[name] = pick
     best = max(scores, key=lambda k: scores[k]["val"])
     return {
@@ -141,7 +142,7 @@ def evaluate(name: str, seed: int, *, with_search: bool, budget: float = BUDGET_
             **advice_gen.evaluate(first, spec["data"]["examples"], seed),
         }
     goal = rec["spec"]["goal"]
-    split = data.split(sample, goal=goal, seed=seed, scale=not spec["data"].get("vocab_size"))
+    split = splits.split(sample, goal=goal, seed=seed, scale=not spec["data"].get("vocab_size"))
     examples = int(spec["data"]["examples"])
     # one epoch first, untimed: the process's first training run pays torch's one-off costs (lazy kernel and
     # optimiser set-up), which would land on the advised run alone and not on the search's 24 runs

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor.probe.learning import curve, data, reach, train
+from advisor.probe.learning import curve, reach, train
+from advisor.probe.learning import split as splits
 
 SAMPLE_SHARE = 1 / 3  # the probe's sample, as a share of the training split
 CURVE_SHARES = (1 / 4, 1 / 2)  # nested sub-samples of the sample for the size curve
@@ -22,7 +23,7 @@ CURVE_SHARES = (1 / 4, 1 / 2)  # nested sub-samples of the sample for the size c
 
 def time_to_target(
     candidate: dict[str, Any],
-    split: data.Split,
+    split: splits.Split,
     full: dict[str, Any],
     target: float,
     *,
@@ -30,7 +31,7 @@ def time_to_target(
     examples: int,
     budget: float,
 ) -> dict[str, Any]:
-    sample = data.subsample(split, SAMPLE_SHARE, seed=seed)
+    sample = splits.subsample(split, SAMPLE_SHARE, seed=seed)
     run = train.train(candidate, sample, seed=seed, full_examples=examples, budget_s=budget)
     points = [{"examples": len(sample.x_train), "score": run["score"]}]
     spent = run["seconds"]
@@ -38,7 +39,7 @@ def time_to_target(
     if not (first and first["reached"]) and not reach.unresolvable(target, len(split.x_test), split.goal):
         cap = 2 * max(1, int(run["best_epoch"] or 1)) * int(run["steps_per_epoch"])
         for share in CURVE_SHARES:
-            sub = data.subsample(sample, share, seed=seed)
+            sub = splits.subsample(sample, share, seed=seed)
             part = train.train(
                 candidate, sub, seed=seed, full_examples=examples, max_updates=cap, budget_s=budget
             )

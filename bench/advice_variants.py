@@ -154,7 +154,9 @@ def variant(name: str, first: Candidate) -> Candidate:
 def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict[str, Any]]:
     """One row per variant on data set `name`, split `seed`."""
     from advisor.engine import recommend
-    from advisor.probe.learning import data, train
+    from advisor.probe.learning import baseline as baselines
+    from advisor.probe.learning import split as splits
+    from advisor.probe.learning import train
     from bench import advice_data, advice_gen
 
     sample, spec, _ = advice_data.dataset(name, seed)
@@ -164,7 +166,7 @@ def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict
     split = None
     if name not in advice_data.GENERATION:  # the split `bench advice` trains on
         scale = not spec["data"].get("vocab_size")
-        split = data.split(sample, goal=rec["spec"]["goal"], seed=seed, scale=scale)
+        split = splits.split(sample, goal=rec["spec"]["goal"], seed=seed, scale=scale)
     for v in names:
         c = variant(v, base_of(v, rec["candidates"]))
         row: dict[str, Any] = {"data": name, "seed": seed, "variant": v}
@@ -181,7 +183,7 @@ def evaluate(name: str, seed: int, names: list[str], budget: float) -> list[dict
                 "latent": c["io"]["latent_size"],
             }
         elif v == "baseline":
-            row["score"] = data.baseline(split)["score"]
+            row["score"] = baselines.baseline(split)["score"]
         else:
             run = train.train(c, split, seed=seed, full_examples=examples, budget_s=budget)
             row |= {"score": run["score"], "val_score": run["val_score"], "epochs": len(run["epochs"])}

@@ -99,12 +99,15 @@ BUDGET_CPU_S = 600.0  # CPU seconds per training run at most; early stopping end
 
 def evaluate(name: str, seed: int, earlier: dict[str, Any]) -> dict[str, Any]:
     from advisor.engine import recommend
-    from advisor.probe.learning import data, train
+    from advisor.probe.learning import split as splits
+    from advisor.probe.learning import train
     from bench.advice_data import dataset
 
     sample, spec, _ = dataset(name, seed)
     rec = recommend(spec)
-    split = data.split(sample, goal=rec["spec"]["goal"], seed=seed, scale=not spec["data"].get("vocab_size"))
+    split = splits.split(
+        sample, goal=rec["spec"]["goal"], seed=seed, scale=not spec["data"].get("vocab_size")
+    )
     examples, target = int(spec["data"]["examples"]), float(spec["target"]["accuracy"])
     now = rec["candidates"][0]
     # one epoch first, untimed: the process's first run pays torch's one-off costs

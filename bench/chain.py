@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.engine import recommend
-from advisor.probe.learning import data, samples, train
+from advisor.probe.learning import samples, train
+from advisor.probe.learning import split as splits
 from advisor.probe.learning.plan import ProbePlan
 from bench.advice_data import HARDWARE, dataset, widen
 
@@ -51,7 +52,7 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
     candidates = recommend(spec)["candidates"]
     goal = spec["goal"]
     probeable = [
-        {"index": i, "candidate": c} for i, c in enumerate(candidates) if not data.trainable(c, goal)
+        {"index": i, "candidate": c} for i, c in enumerate(candidates) if not splits.trainable(c, goal)
     ]
     first = {
         d: next((e for e in probeable if e["candidate"]["depth"] == d), None) for d in ("shallow", "deep")
@@ -123,9 +124,9 @@ def search(name: str, trials: int, budget: float, seed: int = 0) -> dict[str, An
     sample, spec = _spec(name)
     candidates = recommend(spec)["candidates"]
     goal = spec["goal"]
-    indices = [i for i, c in enumerate(candidates) if not data.trainable(c, goal)]
+    indices = [i for i, c in enumerate(candidates) if not splits.trainable(c, goal)]
     ids = any((candidates[i].get("io") or {}).get("vocab_size") for i in indices)
-    split = data.split(sample, goal=goal, seed=0, scale=not ids)  # the probe's first split
+    split = splits.split(sample, goal=goal, seed=0, scale=not ids)  # the probe's first split
     rows: list[dict[str, Any]] = []
 
     def objective(trial: optuna.Trial) -> float:

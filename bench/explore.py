@@ -68,14 +68,15 @@ def _draft_item(item: str, spec: TaskSpec) -> tuple[Draft, str]:
 def widths(data_name: str, items: list[str], seeds: list[int], budget: float) -> Iterator[dict[str, Any]]:
     from advisor.engine import recommend
     from advisor.engine.candidate import to_candidate
-    from advisor.probe.learning import curve, data, train
+    from advisor.probe.learning import curve, train
+    from advisor.probe.learning import split as splits
     from bench.advice_data import dataset
 
     for seed in seeds:
         sample, spec, _ = dataset(data_name, seed)
         rec = recommend(spec)
         clean, target = rec["spec"], spec["target"]["accuracy"]
-        split = data.split(
+        split = splits.split(
             sample, goal=str(clean["goal"]), seed=seed, scale=not spec["data"].get("vocab_size")
         )
         # one epoch first, untimed: the process's first run pays torch's one-off costs (as bench advice does)

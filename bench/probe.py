@@ -7,10 +7,10 @@ item 3).
    default), with the probe's default time limit: the verdict's median over its splits and their range, the
    baseline it chose and the next step it proposes. Target: the chosen network's median >= the target.
 2. **Paired splits**: on each of `--splits` stratified 60/20/20 splits (seeds 0..n-1, each standardised on its
-   own training part), the probe's classical baseline (`data.baseline`: the better by cross-validation of a
-   tuned logistic regression and a tuned RBF SVM) and the recommendation's candidates, each trained by the
-   probe's loop (`learning.train`); the advised network is the first candidate. Target: its mean within 0.5
-   points of the baseline's mean, or above it.
+   own training part), the probe's classical baseline (`baseline.baseline`, the better by cross-validation
+   of a tuned logistic regression and a tuned RBF SVM) and the recommendation's candidates, each trained by
+   the probe's loop (`learning.train`); the advised network is the first candidate. Target: its mean within
+   0.5 points of the baseline's mean, or above it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from advisor.engine import recommend
-from advisor.probe.learning import data, samples, train
+from advisor.probe.learning import baseline as baselines
+from advisor.probe.learning import samples, train
 from advisor.probe.learning.plan import ProbePlan
 
 SPEC: dict[str, Any] = {
@@ -85,9 +86,9 @@ def paired(spec: dict[str, Any], splits: int, budget: float) -> list[dict[str, A
     sample = samples.demo("digits")
     rows = []
     for seed in range(splits):
-        split = data.split(sample, goal="classify", seed=seed)
+        split = splits.split(sample, goal="classify", seed=seed)
         started = time.process_time()
-        base = data.baseline(split, seed=seed)
+        base = baselines.baseline(split, seed=seed)
         row: dict[str, Any] = {
             "seed": seed,
             "baseline": base["score"],
@@ -96,7 +97,7 @@ def paired(spec: dict[str, Any], splits: int, budget: float) -> list[dict[str, A
             "models": {m["model"]: m["score"] for m in base["models"]},
         }
         for index, cand in enumerate(candidates):
-            if data.trainable(cand, "classify"):
+            if splits.trainable(cand, "classify"):
                 continue
             started = time.process_time()
             run = train.train(cand, split, budget_s=budget, full_examples=spec["data"]["examples"], seed=seed)

@@ -10,7 +10,8 @@ import torch
 
 from advisor.calibration.layers import build
 from advisor.engine import recommend
-from advisor.probe.learning import data, train
+from advisor.probe.learning import split as splits
+from advisor.probe.learning import train
 from bench.advice_data import _tokens, dataset, widen
 
 
@@ -41,7 +42,7 @@ def test_it_learns_the_counting_task_with_the_bag_of_embeddings() -> None:
     torch.set_num_threads(1)
     sample, best = _tokens(1500, 0, order=False)
     _, spec, _ = dataset("tokens-count", 0)
-    split = data.split(sample, goal="classify", seed=0, scale=False)
+    split = splits.split(sample, goal="classify", seed=0, scale=False)
     assert split.x_train.max() == 199 and float(split.x_train[0, 0]).is_integer()
     run = train.train(_bag(spec), split, budget_s=60, seed=0)
     assert best == 0.95

@@ -26,7 +26,8 @@ from advisor import export
 from advisor.engine import recommend
 from advisor.export import training
 from advisor.export.pieces import data as mine
-from advisor.probe.learning import data, samples
+from advisor.probe.learning import samples
+from advisor.probe.learning import split as splits
 from advisor.probe.learning.uploads import parse_upload
 
 
@@ -207,7 +208,7 @@ def digits_train(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 def test_it_splits_and_scales_as_the_probe(digits_train: dict[str, Any], tmp_path: Path) -> None:
     sample = samples.demo("digits")
-    probe_split = data.split(sample, goal="classify", seed=3)
+    probe_split = splits.split(sample, goal="classify", seed=3)
     np.savez(tmp_path / "digits.npz", x=sample.x, y=sample.y)
     ours = digits_train["load_sample"](tmp_path / "digits.npz", "")
     parts = {part: np.array(ix) for part, ix in probe_split.indices.items()}
@@ -232,5 +233,5 @@ def test_it_splits_and_caps_epochs_by_the_probes_numbers() -> None:
     """(Early stopping is the probe's own piece, advisor/export/pieces/stopping.py.)"""
     from advisor.probe.learning import train
 
-    assert (training.VALIDATION_SHARE, training.TEST_SHARE) == (data.VALIDATION_SHARE, data.TEST_SHARE)
+    assert (training.VALIDATION_SHARE, training.TEST_SHARE) == (splits.VALIDATION_SHARE, splits.TEST_SHARE)
     assert training.MAX_EPOCHS == train.MAX_EPOCHS

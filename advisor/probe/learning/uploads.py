@@ -281,5 +281,5 @@ def _stack_images(images: list[tuple[str, Image.Image]], labels: list[str]) -> S
     x = np.stack(arrays)  # [n, H, W] grey or [n, H, W, 3] colour
     x = x[:, None, :, :] if x.ndim == 3 else x.transpose(0, 3, 1, 2)  # [n, C, H, W]
     # one folder (or none) names no classes: the images are an unlabelled sample, which a generation task
-    # takes and a classification task refuses when it checks the sample (data.check_fit)
+    # takes and a classification task refuses when it checks the sample (split.check_fit)
     return from_labels(x, np.array(labels) if len(set(labels)) > 1 else None)
