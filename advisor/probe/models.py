@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from advisor.contract import Candidate
-from advisor.engine.variation import vary
+from advisor.engine.variation import describe, vary
 from advisor.models import Device, DeviceJob, OwnedRecord, Recommendation
 
 
@@ -65,6 +65,11 @@ class ProbeJob(DeviceJob):
 
     def __str__(self) -> str:
         return f"Probe {self.pk} on {self.device_id} ({self.status})"
+
+    @property
+    def variation_text(self) -> str:
+        """Its candidate's change in words ("every hidden width x2"), or "" (pages, history)."""
+        return describe(self.variation)
 
     def candidate(self, role: str) -> Candidate | None:
         """The network the probe trains as `role`: the recommendation's candidate, with its variation."""

@@ -75,7 +75,12 @@ def test_it_builds_and_trains_the_network_the_probe_trained(
     (tmp_path / "driver.py").write_text(DRIVER)
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-I", "driver.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-I", "driver.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.splitlines()[-1])
