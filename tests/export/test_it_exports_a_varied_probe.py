@@ -1,7 +1,7 @@
 """The code download of a next-step probe that changed its candidate (issue 25 item 4: every hidden width x2,
 weight decay): model.py builds the wider network the probe trained, with exactly the parameters the engine
 counted for it, and train.py takes two updates with the weight decay in its optimiser, in a process where
-the advisor cannot be imported."""
+the advisor cannot be imported; the files pass ruff's defaults."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from advisor.probe.models import ProbeJob
 from tests.conftest import cpu_device
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
 
 IRIS = {
     "task": "tabular",
@@ -72,6 +74,9 @@ def test_it_builds_and_trains_the_network_the_probe_trained(
         (tmp_path / name).write_text(text)
     if variation:
         assert "next step changed the recommended candidate" in (tmp_path / "README.md").read_text()
+    for command in (["check", "--isolated", "."], ["format", "--isolated", "--check", "."]):
+        linted = subprocess.run([str(BIN / "ruff"), *command], cwd=tmp_path, capture_output=True, text=True)
+        assert linted.returncode == 0, linted.stdout[-3000:]  # as the user who downloads them runs ruff
     (tmp_path / "driver.py").write_text(DRIVER)
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
