@@ -75,6 +75,11 @@ def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> Non
     assert list(found) == [job.shallow_candidate]
     assert found[job.shallow_candidate]["score"] == 0.97
     assert found[job.shallow_candidate]["time_to_target"]["epochs_at_full_size"] == 3
+    wider = ProbeJob.objects.get(pk=job.pk)  # a later probe of the same candidate, widened by a next step
+    wider.pk, wider.variation, wider.verdict = None, {"width": 2}, {**verdict, "shallow_score": 0.5}
+    wider.finished_at = timezone.now() + timedelta(seconds=1)  # the latest
+    wider.save()
+    assert queries.latest_probe_estimates(job.recommendation)[job.shallow_candidate]["score"] == 0.97
 
 
 def test_it_plans_a_next_step_alone_with_what_its_chain_tried(user: Any, job: ProbeJob) -> None:
