@@ -133,6 +133,7 @@ class Training(TypedDict):
     init: NotRequired[str]  # "uniform_fan_in": at most 1/sqrt(fan-in) per weight; absent for RBM and DBN
     momentum: NotRequired[float]
     betas: NotRequired[list[float]]  # Adam's (beta1, beta2) where a rule sets them (DCGAN's image GANs)
+    weight_decay: NotRequired[float]  # a probe's next step against over-fitting (engine/variation.py)
 
 
 class MemoryBytes(TypedDict):

@@ -2,12 +2,14 @@
 
 A recommendation's candidate: the recommendation as served (measured batch and threads where a calibration
 set them) and the allocator set-up its latest CPU calibration found faster. A probe's: the same for the
-candidate it trained, with the split, seed and score its stored `results` record.
+candidate it trained (changed as its next step's variation says: wider, or with weight decay), with the
+split, seed and score its stored `results` record.
 """
 
 from __future__ import annotations
 
 from advisor import export, queries
+from advisor.engine.variation import describe
 from advisor.models import Recommendation
 from advisor.probe.models import ProbeJob
 
@@ -64,4 +66,17 @@ def probe_download(job: ProbeJob, role: str | None = None) -> export.Download | 
     download = candidate_download(job.recommendation, index)
     if download is None:
         return None
-    return export.Download(download.recommendation, index, allocator=download.allocator, probe=split)
+    payload = download.recommendation
+    if job.variation:  # the network and training the probe trained: the candidate with its next step's change
+        varied = job.candidate(role)
+        assert varied is not None
+        candidates = list(payload["candidates"])
+        candidates[index] = {**candidates[index], **varied, "estimate": candidates[index]["estimate"]}
+        payload = {**payload, "candidates": candidates}
+    return export.Download(
+        payload,
+        index,
+        allocator=download.allocator,
+        probe=split,
+        variation=describe(job.variation),
+    )

@@ -3,7 +3,8 @@
 For each data set (bench/advice_data.py) at a target its first probe misses:
 - **chain**: the product's probe (`shallow_first`, as a worker's child runs it, at `--limit` seconds),
   then, while the verdict misses its target and proposes a candidate (`verdict.next`, see
-  advisor/probe/learning/nextstep.py), the next probe of that candidate alone, at most `--steps` probes. Its
+  advisor/probe/learning/nextstep.py), the next probe of that candidate alone, changed as the step's
+  `variation` says (wider, weight decay: advisor/engine/variation.py), at most `--steps` probes. Its
   CPU time (this process's) and the best held-out score any of its probes reported (the median over the
   probe's splits where it repeats them).
 - **search**: Optuna's TPE sampler (Bergstra et al. 2011), `--trials` trials over the same families (the
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.engine import recommend
+from advisor.engine.variation import describe, vary
 from advisor.probe.learning import samples, train
 from advisor.probe.learning import split as splits
 from advisor.probe.learning.plan import ProbePlan
@@ -35,6 +37,7 @@ from bench.advice_data import HARDWARE, dataset, widen
 TARGETS = {"iris": 0.99, "breast_cancer": 0.99, "digits-rows": 0.99, "wine": 0.99, "tokens-order": 0.9}
 DATASETS = ",".join(TARGETS)
 WIDTHS = (0.5, 1.0, 2.0)
+MAX_PARAMETERS = 20_000_000  # the server's default PROBE_MAX_PARAMETERS (advisor/probe/conf.py)
 RATES = (1e-4, 1e-2)
 
 
@@ -60,6 +63,7 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
     roles: dict[str, dict[str, Any] | None] = first
     tried: list[int] = []
     previous: int | None = None
+    variation: dict[str, float] = {}
     done: list[dict[str, Any]] = []
     cpu0 = time.process_time()
     with tempfile.TemporaryDirectory() as folder:
@@ -77,6 +81,8 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
                 candidates=probeable,
                 tried=tried,
                 previous=previous,
+                variation=variation,
+                max_parameters=MAX_PARAMETERS,
             )
             cpu = time.process_time()
             verdict = shallow_first(plan, lambda event: None)
@@ -91,7 +97,9 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
                     "spread": (verdict.get("spread") or {}).get(chosen or ""),
                     "met": verdict.get("met"),
                     "diagnosis": nxt.get("diagnosis"),
+                    "variation": variation,
                     "next": nxt.get("candidate"),
+                    "next_variation": nxt.get("variation"),
                     "reason": nxt.get("reason"),
                     "cpu_s": time.process_time() - cpu,
                     "text": verdict["text"],
@@ -102,6 +110,10 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
             if verdict.get("met") or nxt.get("candidate") is None:
                 break
             pick = next(e for e in probeable if e["index"] == nxt["candidate"])
+            # the step's change (a wider network, weight decay), applied as the worker's plan applies it
+            variation = dict(nxt.get("variation") or {})
+            if variation:
+                pick = {"index": pick["index"], "candidate": vary(pick["candidate"], variation)}
             depth = pick["candidate"]["depth"]
             roles = {
                 "shallow": pick if depth == "shallow" else None,
@@ -164,11 +176,23 @@ def search(name: str, trials: int, budget: float, seed: int = 0) -> dict[str, An
     return {"best": best, "score": None if best is None else best["test"], "cpu_s": cpu_s, "trials": rows}
 
 
+def _path(steps: list[dict[str, Any]]) -> str:
+    """Each probe of a chain: its candidates (numbered from 1), its change, its score."""
+    out = []
+    for s in steps:
+        names = "+".join(str(i + 1) for i in s["candidates"])
+        change = describe(s.get("variation"))
+        score = "-" if s["score"] is None else f"{s['score']:.3f}"
+        out.append(f"{names}{f' ({change})' if change else ''}: {score}")
+    return " → ".join(out)
+
+
 def report(results: dict[str, dict[str, Any]]) -> str:
     lines = [
-        "| data set | target | first probe | chain steps | chain best | chain CPU s | search best | "
-        "search CPU s | chain/search CPU | chain reaches target or search -1 pt |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|",
+        "| data set | target | first probe | chain steps | path (candidates, change: score) "
+        "| chain best | chain CPU s | search best | search CPU s | chain/search CPU "
+        "| chain reaches target or search -1 pt |",
+        "|---|---:|---|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for name, r in results.items():
         c, s = r["chain"], r.get("search") or {}
@@ -179,7 +203,7 @@ def report(results: dict[str, dict[str, Any]]) -> str:
         first = c["steps"][0]
         lines.append(
             f"| {name} | {TARGETS[name]} | {'missed' if c['first_missed'] else 'met'} {first['score']:.3f} | "
-            f"{len(c['steps'])} | {c['best']:.3f} | {c['cpu_s']:.0f} | "
+            f"{len(c['steps'])} | {_path(c['steps'])} | {c['best']:.3f} | {c['cpu_s']:.0f} | "
             + (f"{s['score']:.3f} | {s['cpu_s']:.0f} | " if s.get("score") is not None else "- | - | ")
             + (f"{share:.0%} | " if share is not None else "- | ")
             + ("yes" if reach else "no")

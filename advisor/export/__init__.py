@@ -62,6 +62,7 @@ class Download:
     allocator: Allocator | None = None
     probe: ProbeSplit | None = None
     name: str = field(default="")  # what the files call it; default: candidate and recommendation
+    variation: str = ""  # a probe's change to the candidate, in words ("every hidden width x2"), or ""
 
     @property
     def candidate(self) -> Mapping[str, Any]:
@@ -74,7 +75,8 @@ class Download:
             return self.name
         rec = self.recommendation.get("id")
         where = f" of recommendation #{rec}" if rec is not None else ""
-        return f"Candidate {self.index + 1}{where}"
+        changed = f", {self.variation}" if self.variation else ""
+        return f"Candidate {self.index + 1}{where}{changed}"
 
 
 # A download's train.py run as its user runs it, in a process that cannot import the advisor: `python -I` puts
@@ -201,6 +203,11 @@ def readme(download: Download, env: Mapping[str, str]) -> str:
         "",
         f"{int(candidate['parameters']):,} parameters ({candidate['depth']}). Plain PyTorch: needs torch and "
         "numpy only (Pillow for JPEG images).",
+        *(
+            ["", f"As the probe's next step changed the recommended candidate: {download.variation}."]
+            if download.variation
+            else []
+        ),
         "",
         "- `model.py`: the networks, layer by named layer; `build()` returns each by its role.",
         "- `train.py`: the recommended set-up (each chosen value names its rule) and the family's training "

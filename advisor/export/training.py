@@ -176,6 +176,7 @@ def settings(setup: TrainPy) -> list[Setting]:
     gpu = plan.get("device") == "gpu"
     optimiser = find(reasons, "train.optimizer*")
     momentum, betas = training.get("momentum"), training.get("betas")
+    decay = training.get("weight_decay")
     capped = training.get("init") == "uniform_fan_in"
     losses = {"cross_entropy": "cross-entropy over the classes", "mse": "mean squared error"}
     unsupervised = io.get("target") in ("input", "none")
@@ -209,6 +210,11 @@ def settings(setup: TrainPy) -> list[Setting]:
         Setting("learning_rate", float(training["learning_rate"]), optimiser),
         Setting("momentum", None if momentum is None else float(momentum), optimiser if momentum else None),
         Setting("betas", None if betas is None else tuple(map(float, betas)), optimiser if betas else None),
+        Setting(
+            "weight_decay",
+            None if decay is None else float(decay),
+            note="a probe's next step: it over-fitted" if decay is not None else "",
+        ),
         Setting("epochs", int(training["epochs"]), epochs),
         Setting(
             "examples", int(spec["data"]["examples"]), note="the data size the recommendation was made for"

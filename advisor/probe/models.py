@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from advisor.contract import Candidate
+from advisor.engine.variation import describe, vary
 from advisor.models import Device, DeviceJob, OwnedRecord, Recommendation
 
 
@@ -50,6 +51,9 @@ class ProbeJob(DeviceJob):
     previous = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="next_probes"
     )
+    # the change its candidate carries against the recommendation's, where a next step proposed one
+    # ({"width": 2}, {"weight_decay": 0.001}: advisor/engine/variation.py); {}: the candidate as recommended
+    variation = models.JSONField(default=dict, blank=True)
 
     # split, baseline, shallow, deep, curve: each saved as it comes
     results = models.JSONField(default=dict, blank=True)
@@ -62,12 +66,20 @@ class ProbeJob(DeviceJob):
     def __str__(self) -> str:
         return f"Probe {self.pk} on {self.device_id} ({self.status})"
 
+    @property
+    def variation_text(self) -> str:
+        """Its candidate's change in words ("every hidden width x2"), or "" (pages, history)."""
+        return describe(self.variation)
+
     def candidate(self, role: str) -> Candidate | None:
+        """The network the probe trains as `role`: the recommendation's candidate, with its variation."""
         index = self.shallow_candidate if role == "shallow" else self.deep_candidate
         if index is None:
             return None
         candidates: list[Candidate] = self.recommendation.result.get("candidates", [])
-        return candidates[index] if index < len(candidates) else None
+        if index >= len(candidates):
+            return None
+        return vary(candidates[index], self.variation) if self.variation else candidates[index]
 
     def chain(self, limit: int = 50) -> list[ProbeJob]:
         """This probe's predecessors, oldest first, then this probe (at most `limit`: a chain of next steps

@@ -69,10 +69,13 @@ def own_probes(rec: Recommendation, owner: Any, limit: int = 20) -> list[ProbeJo
 
 def latest_probe_estimates(rec: Recommendation) -> dict[int, ProbeEstimate]:
     """Per candidate index, what its latest finished probe measured: the held-out score on the sample, the
-    expected score at full size, and (where it reached the target) the epochs and seconds to the target. For
-    merging into a recommendation's estimates (the time to train at the accuracy target)."""
+    expected score at full size, and (where it reached the target) the epochs and seconds to the target; a
+    probe of a changed candidate (a next step's `variation`) is not the candidate's. For merging into a
+    recommendation's estimates (the time to train at the accuracy target)."""
     found: dict[int, ProbeEstimate] = {}
     for job in rec.probes.filter(status=ProbeJob.SUCCEEDED, verdict__isnull=False).order_by("finished_at"):
+        if job.variation:  # it measured the candidate changed (wider, weight decay), not the one recommended
+            continue
         verdict = job.verdict or {}
         for role, index in (("shallow", job.shallow_candidate), ("deep", job.deep_candidate)):
             score = verdict.get(f"{role}_score")

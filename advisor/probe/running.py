@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from advisor import jobs
+from advisor.probe import conf
 from advisor.probe.fit import probeable
 from advisor.probe.learning.child import run_in_child
 from advisor.probe.learning.plan import EpochTime, PlanEntry, ProbePlan
@@ -46,12 +47,17 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         raise ValueError("the sample of this probe was deleted")
     rec = job.recommendation
     roles = {"shallow": job.shallow_candidate, "deep": job.deep_candidate}
+    # the candidate each role trains: the recommendation's, changed where a next step proposed a variation
     chosen = {
-        role: PlanEntry(index=index, candidate=rec.result["candidates"][index])
+        role: PlanEntry(index=index, candidate=candidate)
         for role, index in roles.items()
-        if index is not None
+        if index is not None and (candidate := job.candidate(role)) is not None
     }
-    spe = {role: seconds_per_epoch(rec, index, job.device) for role, index in roles.items()}
+    # a calibration timed the candidate as recommended: a widened one's epochs are not those
+    widened = int((job.variation or {}).get("width") or 1) != 1
+    spe = {
+        role: None if widened else seconds_per_epoch(rec, index, job.device) for role, index in roles.items()
+    }
     task = rec.spec.get("task") or ""
     # a generation task's target is its two-sample score (learning/generation.py), not an accuracy
     target = (rec.spec.get("target") or {}).get("two_sample" if task == "generation" else "accuracy")
@@ -73,6 +79,8 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         candidates=[PlanEntry(index=i, candidate=rec.result["candidates"][i]) for i in probeable(rec)],
         tried=tried,
         previous=job.previous_id,
+        variation=dict(job.variation or {}),
+        max_parameters=int(conf.value("PROBE_MAX_PARAMETERS")),
     )
 
 

@@ -83,6 +83,11 @@ class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
         allow_null=True,
         help_text="the probe whose next step this one runs (POST probes/{id}/next/), or null",
     )
+    variation = serializers.JSONField(
+        read_only=True,
+        help_text="the change its candidate carries against the recommendation's, as its next step proposed "
+        'it ({"width": 2}: every hidden width x2; {"weight_decay": 0.001}); {}: the candidate as recommended',
+    )
     followed_by = serializers.SerializerMethodField(
         help_text="the probes that run this one's next step, oldest first"
     )
@@ -96,6 +101,7 @@ class ProbeSerializer(Forecasts, serializers.ModelSerializer[ProbeJob]):
             "device",
             "shallow_candidate",
             "deep_candidate",
+            "variation",
             "previous",
             "followed_by",
             *Forecasts.RUN,

@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from advisor import forecasts
 from advisor import services as core
+from advisor.engine.variation import CannotVary, describe, vary
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
 from advisor.models import Device, Recommendation
@@ -123,9 +124,11 @@ def submit_probe(
     time_limit_seconds: int | None = None,
     roles: tuple[int | None, int | None] | None = None,
     previous: ProbeJob | None = None,
+    variation: dict[str, float] | None = None,
 ) -> ProbeJob:
     """Queue a probe of the recommendation's first shallow and first deep candidate (net.shallow.first), or
-    of `roles` (shallow index, deep index) for the next step of `previous`. Raises ProbeRefused."""
+    of `roles` (shallow index, deep index) for the next step of `previous`, its candidate changed by
+    `variation` where the step proposed one (advisor/engine/variation.py). Raises ProbeRefused."""
     limit = time_limit_seconds or conf.value("PROBE_DEFAULT_SECONDS")
     errors: dict[str, list[str]] = {}
     if not device.online:
@@ -151,7 +154,12 @@ def submit_probe(
         count_refusal("probe", errors)
         raise ProbeRefused(errors)
     job = ProbeJob(
-        owner=owner, recommendation=recommendation, sample=sample, device=device, previous=previous
+        owner=owner,
+        recommendation=recommendation,
+        sample=sample,
+        device=device,
+        previous=previous,
+        variation=dict(variation or {}),
     )
     shallow, deep = roles or pick_candidates(recommendation)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
@@ -181,6 +189,9 @@ def submit_next(*, owner: User, job: ProbeJob) -> tuple[ProbeJob, bool]:
     index: int | None = step.get("candidate")
     if not errors and index not in probeable(job.recommendation):
         errors["probe"] = [f"candidate {(index or 0) + 1} cannot be probed on this server"]
+    variation = dict(step.get("variation") or {})
+    if not errors and variation:
+        errors.update(_variation_errors(job, int(index or 0), variation))
     if errors:
         count_refusal("probe", errors)
         raise ProbeRefused(errors)
@@ -195,8 +206,27 @@ def submit_next(*, owner: User, job: ProbeJob) -> tuple[ProbeJob, bool]:
         time_limit_seconds=job.time_limit_seconds,
         roles=roles,
         previous=job,
+        variation=variation,
     )
     return new, True
+
+
+def _variation_errors(job: ProbeJob, index: int, variation: dict[str, float]) -> dict[str, list[str]]:
+    """What stops the step's changed candidate being probed here: a change it cannot take, or more
+    parameters than the server's cap (PROBE_MAX_PARAMETERS) once changed."""
+    try:
+        varied = vary(job.recommendation.result["candidates"][index], variation)
+    except CannotVary as exc:
+        return {"probe": [f"candidate {index + 1} cannot be changed so ({describe(variation)}): {exc}"]}
+    cap = conf.value("PROBE_MAX_PARAMETERS")
+    if int(varied["parameters"]) > cap:
+        return {
+            "probe": [
+                f"candidate {index + 1} with {describe(variation)} has {varied['parameters']:,} parameters, "
+                f"above this server's probe cap of {cap:,} (PROBE_MAX_PARAMETERS)"
+            ]
+        }
+    return {}
 
 
 def publish(job: ProbeJob) -> bool:

@@ -135,6 +135,7 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     chain = [*job.chain(), *followed_by]
     context = {
         "job": job,
+        "variation": job.variation_text,  # its candidate's change, as its next step proposed it
         "chain": [_link(p, current=p.pk == job.pk) for p in chain] if len(chain) > 1 else [],
         # the next step already started (one that failed or was cancelled can be started again)
         "next_probe": next(
@@ -151,7 +152,8 @@ def probe(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 
 def _link(job: ProbeJob, *, current: bool) -> dict[str, Any]:
-    """One probe of a chain as the probe page lists it: its candidates (numbered from 1) and its score."""
+    """One probe of a chain as the probe page lists it: its candidates (numbered from 1), changed as its
+    variation says, and its score."""
     names = [f"candidate {i + 1}" for i in (job.shallow_candidate, job.deep_candidate) if i is not None]
     verdict = job.verdict or {}
     chosen = verdict.get("chosen")
@@ -159,7 +161,8 @@ def _link(job: ProbeJob, *, current: bool) -> dict[str, Any]:
     return {
         "pk": job.pk,
         "current": current,
-        "label": " then ".join(names) or "no candidate",
+        "label": (" then ".join(names) or "no candidate")
+        + (f" ({job.variation_text})" if job.variation else ""),
         "score": score,
         "met": verdict.get("met"),
         "status": job.status,

@@ -141,3 +141,35 @@ def test_it_marks_the_candidate_the_probes_now_expect_first_without_renumbering(
     assert candidates[1]["accuracy_probe"]["expected_first"] is True
     assert "expected_first" not in candidates[0]["accuracy_probe"]
     assert [c["family"] for c in candidates] == [c["family"] for c in digits_rec.result["candidates"]]
+
+
+def test_it_offers_and_shows_a_changed_candidate_as_the_next_step(
+    browser: Client, digits_rec: Any, sample: DataSample, device: Any
+) -> None:
+    """A step that proposes the same candidate widened: the button says so, the next probe's page, the chain
+    and the history show its change."""
+    wider = {
+        **NEXT,
+        "diagnosis": "under-fitting",
+        "candidate": 0,
+        "change": "with every hidden width x2 (every hidden width x2 against the recommendation's)",
+        "variation": {"width": 2},
+        "reason": "probe candidate 1 again, with every hidden width x2",
+    }
+    verdict = {
+        "text": "CNN scores 0.93, below the target 0.95",
+        "met": False,
+        "chosen": "deep",
+        "next": wider,
+    }
+    first = probe(digits_rec, sample, device, verdict=verdict)
+    html = browser.get(f"/probes/{first.pk}/").content.decode()
+    assert "Probe candidate 1 again, changed next" in html and "with every hidden width x2" in html
+    browser.post(f"/probes/{first.pk}/next/")
+    second = ProbeJob.objects.exclude(pk=first.pk).get()
+    assert second.variation == {"width": 2} and second.deep_candidate == 0
+    shown = browser.get(f"/probes/{second.pk}/").content.decode()
+    assert "Its candidate as the next step changed it: every hidden width x2." in shown
+    assert "candidate 1 (every hidden width x2)" in shown  # its link in the chain
+    history = browser.get("/history/probes/").content.decode()
+    assert f"#{first.pk}</a> (every hidden width x2)" in history

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from advisor.engine import recommend
+from advisor.engine.variation import vary
 from advisor.probe.learning.nextstep import DATA, OVER, RISING, UNDER, diagnose, doubling_gain, next_step
 
 TARGET = 0.95
@@ -104,15 +106,6 @@ SHALLOW, DEEP, BIG, SMALL = (
         ),
         # ... none larger, but its run was cut at its share of a shared time limit: the same one alone
         (
-            {"shallow": (run(0.8, 0.85), SHALLOW), "deep": (run(0.7, 0.72, family="cnn"), DEEP)},
-            FLAT_CURVE,
-            [DEEP, SHALLOW],
-            [0, 1],
-            None,
-            None,
-            "no untried candidate",
-        ),
-        (
             {"shallow": (run(0.8, 0.85, "time"), SHALLOW), "deep": (run(0.7, 0.72, family="cnn"), DEEP)},
             FLAT_CURVE,
             [DEEP, SHALLOW],
@@ -131,7 +124,6 @@ SHALLOW, DEEP, BIG, SMALL = (
             None,
             "fewer",
         ),
-        ({"shallow": (run(0.9, 1.0), SMALL)}, FLAT_CURVE, [SMALL], [3], None, None, "weight decay"),
         # data: no candidate; a larger sample
         (
             {"shallow": (run(0.9, 1.0), SHALLOW)},
@@ -172,3 +164,93 @@ def test_it_proposes_nothing_when_the_target_was_met() -> None:
         next_step(target=TARGET, runs=runs, chosen="shallow", fitted=FLAT_CURVE, candidates=[DEEP], tried=[1])
         is None
     )
+
+
+# Real candidates (the engine's own iris recommendation: a shallow and a deep FFN), for the steps that
+# change a candidate: the engine rebuilds and recounts it (advisor/engine/variation.py).
+IRIS = recommend(
+    {
+        "task": "tabular",
+        "data": {"examples": 150, "input_shape": [4], "outputs": 3},
+        "hardware": {"cpu_cores": 2, "ram_gb": 8},
+        "target": {"accuracy": 0.99},
+    }
+)["candidates"]
+R_SHALLOW, R_DEEP = (
+    {"index": i, "candidate": c} for d in ("shallow", "deep") for i, c in enumerate(IRIS) if c["depth"] == d
+)
+UNDERFIT = {"shallow": (run(0.8, 0.85), R_SHALLOW), "deep": (run(0.9, 0.93), R_DEEP)}
+
+
+@pytest.mark.parametrize(
+    ("runs", "own", "cap", "variation", "words"),
+    [
+        # under-fitting, every candidate tried: the deep FFN again, every hidden width x2 ...
+        (UNDERFIT, {}, None, {"width": 2}, "with every hidden width x2"),
+        # ... on top of this probe's own: x2 then x2 again is x4
+        (UNDERFIT, {"width": 2}, None, {"width": 4}, "every hidden width x4 against the recommendation"),
+        # ... unless the wider network passes the server's parameter cap
+        (UNDERFIT, {}, 20_000, None, "cannot be widened within the server's parameter cap"),
+        # over-fitting, no smaller candidate left: weight decay (Adam: 1e-3), then ten times that, then none
+        ({"shallow": (run(0.9, 1.0), R_SHALLOW)}, {}, None, {"weight_decay": 0.001}, "weight decay 0.001"),
+        (
+            {"shallow": (run(0.9, 1.0), R_SHALLOW)},
+            {"width": 2, "weight_decay": 0.001},
+            None,
+            {"width": 2, "weight_decay": 0.01},
+            "every hidden width x2, weight decay 0.01 against",
+        ),
+        (
+            {"shallow": (run(0.9, 1.0), R_SHALLOW)},
+            {"weight_decay": 0.01},
+            None,
+            None,
+            "weight decay was tried",
+        ),
+    ],
+)
+def test_it_proposes_the_same_candidate_changed_when_no_candidate_fits(
+    runs: dict[str, Any],
+    own: dict[str, float],
+    cap: int | None,
+    variation: dict[str, float] | None,
+    words: str,
+) -> None:
+    full = {"shallow": (None, None), "deep": (None, None), **runs}
+    chosen = max(runs, key=lambda r: runs[r][0]["score"])
+    step = next_step(
+        target=0.99,
+        runs=full,
+        chosen=chosen,
+        fitted=FLAT_CURVE,
+        candidates=[R_SHALLOW, R_DEEP],
+        tried=[0, 1],
+        variation=own,
+        max_parameters=cap,
+    )
+    assert step is not None
+    assert step.get("variation") == variation
+    assert words in f"{step['change']} {step['reason']}"
+    if variation is None:
+        assert step["candidate"] is None and step["change"] is None
+        return
+    entry_ = runs[chosen][1]
+    assert step["candidate"] == entry_["index"]
+    expected = vary(entry_["candidate"], {"width": 2}) if "width" in variation and not own else None
+    if expected is not None:  # the step's parameters are the widened network's, as the engine counts them
+        assert step["parameters"] == expected["parameters"] > entry_["candidate"]["parameters"]
+
+
+def test_it_keeps_its_own_variation_when_it_proposes_the_same_candidate_alone() -> None:
+    runs = {"shallow": (run(0.8, 0.85), R_SHALLOW), "deep": (run(0.9, 0.93, "time"), R_DEEP)}
+    step = next_step(
+        target=0.99,
+        runs=runs,
+        chosen="deep",
+        fitted=FLAT_CURVE,
+        candidates=[R_SHALLOW, R_DEEP],
+        tried=[0, 1],
+        variation={"width": 2},
+    )
+    assert step is not None and step["candidate"] == R_DEEP["index"]
+    assert (step["change"] or "").startswith("trained alone") and step.get("variation") == {"width": 2}

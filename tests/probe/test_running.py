@@ -75,6 +75,11 @@ def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> Non
     assert list(found) == [job.shallow_candidate]
     assert found[job.shallow_candidate]["score"] == 0.97
     assert found[job.shallow_candidate]["time_to_target"]["epochs_at_full_size"] == 3
+    wider = ProbeJob.objects.get(pk=job.pk)  # a later probe of the same candidate, widened by a next step
+    wider.pk, wider.variation, wider.verdict = None, {"width": 2}, {**verdict, "shallow_score": 0.5}
+    wider.finished_at = timezone.now() + timedelta(seconds=1)  # the latest
+    wider.save()
+    assert queries.latest_probe_estimates(job.recommendation)[job.shallow_candidate]["score"] == 0.97
 
 
 def test_it_plans_a_next_step_alone_with_what_its_chain_tried(user: Any, job: ProbeJob) -> None:
@@ -89,3 +94,60 @@ def test_it_plans_a_next_step_alone_with_what_its_chain_tried(user: Any, job: Pr
     assert plan.deep is not None and plan.deep["index"] == job.deep_candidate
     assert plan.tried == sorted({job.shallow_candidate, job.deep_candidate})  # type: ignore[type-var]
     assert [c["index"] for c in plan.candidates] == list(range(len(job.recommendation.result["candidates"])))
+
+
+@pytest.mark.parametrize(
+    ("variation", "width", "decay"),
+    [
+        ({"width": 2}, 2, None),  # under-fitting: every hidden width x2
+        ({"width": 4, "weight_decay": 0.001}, 4, 0.001),  # x2 then x2 again, then over-fitting
+        ({"weight_decay": 0.001}, 1, 0.001),
+    ],
+)
+def test_it_plans_and_shows_the_changed_candidate_a_next_step_proposes(
+    user: Any, api: Any, job: ProbeJob, variation: dict[str, float], width: int, decay: float | None
+) -> None:
+    """POST next with a step that changes the same candidate: the new probe stores the variation, its API
+    shows it, and its plan trains the changed network (recounted by the engine) and carries the variation
+    on, for the step after it to build on."""
+    index = job.deep_candidate
+    assert index is not None
+    step = {
+        "diagnosis": "under-fitting",
+        "candidate": index,
+        "change": "with every hidden width x2",
+        "variation": variation,
+        "reason": "probe it again",
+    }
+    ProbeJob.objects.filter(pk=job.pk).update(
+        status=ProbeJob.SUCCEEDED, verdict={"met": False, "chosen": "deep", "next": step}
+    )
+    answer = api.post(f"/api/v1/probes/{job.pk}/next/")
+    assert answer.status_code == 202, answer.json()
+    assert answer.json()["variation"] == variation
+    after = ProbeJob.objects.get(pk=answer.json()["id"])
+    assert after.variation == variation and after.previous_id == job.pk
+    plan = running.make_plan(after)
+    base = job.recommendation.result["candidates"][index]
+    trained = plan.deep["candidate"]  # type: ignore[index]
+    assert plan.variation == variation and plan.max_parameters == 20_000_000
+    assert trained["hidden_sizes"] == [s * width for s in base["hidden_sizes"]]
+    assert (trained["parameters"] > base["parameters"]) == (width > 1)
+    assert trained["training"].get("weight_decay") == decay
+    assert ("deep" in plan.seconds_per_epoch) == (width == 1)  # timed as recommended, not as widened
+
+
+def test_it_refuses_a_change_that_passes_the_parameter_cap(
+    user: Any, api: Any, job: ProbeJob, settings: Any
+) -> None:
+    index = job.deep_candidate
+    assert index is not None
+    settings.PROBE_MAX_PARAMETERS = job.recommendation.result["candidates"][index]["parameters"] + 1
+    step = {"diagnosis": "under-fitting", "candidate": index, "variation": {"width": 2}, "reason": "wider"}
+    ProbeJob.objects.filter(pk=job.pk).update(
+        status=ProbeJob.SUCCEEDED, verdict={"met": False, "chosen": "deep", "next": step}
+    )
+    answer = api.post(f"/api/v1/probes/{job.pk}/next/")
+    assert answer.status_code == 400
+    assert "with every hidden width x2 has" in " ".join(answer.json()["probe"])
+    assert "above this server's probe cap" in " ".join(answer.json()["probe"])

@@ -38,6 +38,7 @@ class Config:
     learning_rate: float
     momentum: float | None
     betas: tuple[float, float] | None
+    weight_decay: float | None  # the optimiser's, where a probe's next step added it
     epochs: int  # over `examples` examples: smaller data gets as many updates
     examples: int  # the data size the set-up was recommended for
     loss: str
@@ -100,6 +101,8 @@ def make_optimizer(
         options["momentum"] = config.momentum
     if config.betas is not None:
         options["betas"] = config.betas
+    if config.weight_decay is not None:
+        options["weight_decay"] = config.weight_decay
     return OPTIMIZERS[config.optimizer](params, **options)
 
 

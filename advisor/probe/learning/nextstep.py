@@ -15,21 +15,27 @@ The diagnosis reads the network the verdict follows (the better one when both mi
   to tell): regularisation, a smaller network or more data. Next: the first untried candidate with fewer
   parameters.
 
-Only candidates of the recommendation (by index) are proposed, never a modified network: calibrations,
-probes and code downloads address candidates by index, so a step names exactly what it trains. Where none
-fits, `candidate` is None and the text says what would help instead.
+Where no untried candidate fits, the step proposes the same candidate with a stated change (`variation`,
+advisor/engine/variation.py), kept beside its index so that the next probe, its page and its code download
+build exactly what it trains: under-fitting -> every hidden width x2 (on top of the width this probe's own
+variation has: x2 then x4), while the widened network stays within the server's parameter cap; over-fitting
+-> weight decay (1e-3 for Adam-style optimisers, 5e-4 for SGD), then ten times that once. Where neither
+applies, `candidate` is None and the text says what would help instead.
 """
 
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from advisor.engine.variation import CannotVary, describe, weight_decay_for, widen
 from advisor.probe.learning.curve import CurveFit
 from advisor.probe.learning.plan import PlanEntry
 from advisor.probe.learning.split import ScoredRun, reported, train_score
 from advisor.probe.learning.verdict import score_text, target_text
 
 RISING = 0.005  # half a point gained by doubling the training examples: the curve still rises
+WIDER = 2  # an under-fitting candidate's next width factor
+DECAY_STEPS = 2  # weight decay proposed at most twice: its first value, then ten times that
 
 UNDER, DATA, OVER = "under-fitting", "data", "over-fitting"
 ADVICE = {
@@ -48,6 +54,9 @@ class NextStep(TypedDict):
     from_candidate: int
     candidate: int | None
     change: str | None  # how the candidate is probed differently ("trained alone, ..."), or None
+    # the change as data, against the recommendation's candidate ({"width": 4}, {"weight_decay": 0.001}):
+    # what the next probe stores and trains (advisor/engine/variation.py); None: the candidate as recommended
+    variation: NotRequired[dict[str, float] | None]
     family: NotRequired[str | None]
     depth: NotRequired[str | None]
     parameters: NotRequired[int]
@@ -103,6 +112,39 @@ def _title(entry: PlanEntry) -> str:
     )
 
 
+def _varied(
+    entry: PlanEntry,
+    diagnosis: str,
+    variation: dict[str, float],
+    max_parameters: int | None,
+) -> tuple[dict[str, float], int, str] | None:
+    """The same candidate with the change the diagnosis asks for, on top of this probe's own `variation`:
+    (the whole variation, the varied network's parameters, the change in words); None when none applies."""
+    cand = entry["candidate"]
+    if diagnosis == UNDER:
+        width = int(variation.get("width") or 1) * WIDER
+        try:
+            wide = widen(cand, WIDER)  # the entry holds this probe's candidate, already varied
+        except CannotVary:
+            return None
+        if max_parameters is not None and wide["parameters"] > max_parameters:
+            return None
+        return {**variation, "width": width}, int(wide["parameters"]), f"every hidden width x{WIDER}"
+    if diagnosis == OVER:
+        first = weight_decay_for(str(cand["training"].get("optimizer") or "adam"))
+        now = variation.get("weight_decay")
+        decay = first if now is None else float(now) * 10
+        if decay > first * 10 ** (DECAY_STEPS - 1) * 1.001:
+            return None
+        decay = float(f"{decay:.3g}")
+        return (
+            {**variation, "weight_decay": decay},
+            int(cand.get("parameters") or 0),
+            f"weight decay {decay:g}",
+        )
+    return None
+
+
 def next_step(
     *,
     target: float,
@@ -111,10 +153,14 @@ def next_step(
     fitted: CurveFit | None,
     candidates: list[PlanEntry],
     tried: list[int],
+    variation: dict[str, float] | None = None,
+    max_parameters: int | None = None,
 ) -> NextStep | None:
     """`runs`: role -> (its run or None, its plan entry {"index", "candidate"} or None); `candidates`: the
     recommendation's candidates a probe could train, as {"index", "candidate"}; `tried`: the indices this
-    probe's chain has tried. None when nothing was trained or the target was met."""
+    probe's chain has tried; `variation`: this probe's own change to its candidate (a next step's);
+    `max_parameters`: the server's cap on a probe's network. None when nothing was trained or the target was
+    met."""
     if chosen is None:
         return None
     run, entry = runs[chosen]
@@ -124,10 +170,12 @@ def next_step(
     if found is None:
         return None
     diagnosis, why = found
+    own = dict(variation or {})
     size = int(entry["candidate"].get("parameters") or 0)
     untried = [c for c in candidates if c["index"] not in tried]
     pick: PlanEntry | None = None
     change: str | None = None
+    varied: dict[str, float] | None = None
     if diagnosis == UNDER:
         pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) > size), None)
         shared = sum(1 for r, e in runs.values() if e is not None) > 1
@@ -136,8 +184,13 @@ def next_step(
                 entry,
                 "trained alone, with the whole time limit (its run here stopped at its share)",
             )
+            varied = own or None
     elif diagnosis == OVER:
         pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) < size), None)
+    parameters: int | None = None
+    if pick is None and (found_change := _varied(entry, diagnosis, own, max_parameters)) is not None:
+        varied, parameters, words = found_change
+        pick, change = entry, f"with {words} ({describe(varied)} against the recommendation's)"
     step: NextStep = {
         "diagnosis": diagnosis,
         "text": why,
@@ -145,20 +198,22 @@ def next_step(
         "from_candidate": entry["index"],
         "candidate": None,
         "change": change,
+        "variation": varied,
     }
     if pick is None:
         step["reason"] = {
-            UNDER: "no untried candidate of this recommendation is larger: a recommendation for a harder "
-            "task (or another family) is the next step",
+            UNDER: "no untried candidate of this recommendation is larger, and this one cannot be widened "
+            "within the server's parameter cap: a recommendation for a harder task (or another family) is "
+            "the next step",
             DATA: "a larger sample is the next step; no other candidate of this recommendation is needed",
-            OVER: "no untried candidate of this recommendation is smaller: regularisation (weight decay, "
-            "dropout) or more data is the next step",
+            OVER: "no untried candidate of this recommendation is smaller, and weight decay was tried: "
+            "dropout or more data is the next step",
         }[diagnosis]
         return step
     cand = pick["candidate"]
     step["candidate"] = pick["index"]
     step["family"], step["depth"] = cand.get("family"), cand.get("depth")
-    step["parameters"] = int(cand.get("parameters") or 0)
+    step["parameters"] = int(cand.get("parameters") or 0) if parameters is None else parameters
     if change:
         step["reason"] = f"probe {_title(pick)} again, {change}"
     else:

@@ -104,6 +104,8 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
             fitted=fitted,
             candidates=plan.candidates,
             tried=sorted({*plan.tried, *tried.attempted}),
+            variation=plan.variation,
+            max_parameters=plan.max_parameters,
         )
         result["next"] = None if step is None else dict(step)
     clock.stage("verdict", result)
