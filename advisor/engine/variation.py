@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from advisor.contract import Candidate, Layer
+from advisor.contract import Candidate, Layer, LayerArgs
 from advisor.engine.families.roles import MODEL
 from advisor.engine.memory import count_networks, kept_activations, memory_for, resident_for
 
@@ -49,24 +49,26 @@ def widen_layers(
     last = weighted[-1] if weighted and keep_out else None
     out: list[Layer] = []
     for i, item in enumerate(layers):
-        args = dict(item["args"])
+        # keys named at run time: a plain dict of the args, typed again as LayerArgs when built
+        args: dict[str, object] = dict(item["args"])
         if item["kind"] == "Residual":
             for part in ("body", "shortcut"):
-                args[part] = widen_layers(args[part], factor, data_in=data_in, keep_out=False)
+                inner = cast(list[Layer], args[part])
+                args[part] = widen_layers(inner, factor, data_in=data_in, keep_out=False)
             data_in = False
         elif i in weighted:
             for key in TAKE if not data_in else ():
                 if key in args:
-                    args[key] = int(args[key]) * factor
+                    args[key] = int(cast(int, args[key])) * factor
             for key in GROW if i != last else ():
                 if key in args:
-                    args[key] = int(args[key]) * factor
+                    args[key] = int(cast(int, args[key])) * factor
             data_in = False
         elif not data_in:
             for key in FOLLOW:
                 if key in args:
-                    args[key] = int(args[key]) * factor
-        out.append({"kind": item["kind"], "args": args})
+                    args[key] = int(cast(int, args[key])) * factor
+        out.append({"kind": item["kind"], "args": cast(LayerArgs, args)})
     return out
 
 
