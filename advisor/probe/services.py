@@ -153,16 +153,10 @@ def submit_probe(
     if errors:
         count_refusal("probe", errors)
         raise ProbeRefused(errors)
-    job = ProbeJob(
-        owner=owner,
-        recommendation=recommendation,
-        sample=sample,
-        device=device,
-        previous=previous,
-        variation=dict(variation or {}),
-    )
+    job = ProbeJob(owner=owner, recommendation=recommendation, sample=sample, device=device)
     shallow, deep = roles or pick_candidates(recommendation)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
+    job.previous, job.variation = previous, dict(variation or {})
     job.work_plan = forecasts.plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
     return queue(PROBES, job)
 
@@ -198,16 +192,12 @@ def submit_next(*, owner: User, job: ProbeJob) -> tuple[ProbeJob, bool]:
     assert job.sample is not None and index is not None
     depth = job.recommendation.result["candidates"][index].get("depth")
     roles = (index, None) if depth == "shallow" else (None, index)
+    # the same recommendation, sample, device and time limit as the probe it follows
+    rec, sample, device, limit = job.recommendation, job.sample, job.device, job.time_limit_seconds
     new = submit_probe(
-        owner=owner,
-        recommendation=job.recommendation,
-        sample=job.sample,
-        device=job.device,
-        time_limit_seconds=job.time_limit_seconds,
-        roles=roles,
-        previous=job,
-        variation=variation,
-    )
+        owner=owner, recommendation=rec, sample=sample, device=device, time_limit_seconds=limit,
+        roles=roles, previous=job, variation=variation,
+    )  # fmt: skip
     return new, True
 
 

@@ -305,20 +305,14 @@ def train_role(role: str, plan: ProbePlan, split: Split, tried: Tried, clock: Cl
             tried.notes["deep"] = "deep not needed" if plan.target is not None else "no target"
             tried.done = True
             return None
-        if entry is None:
-            tried.notes["deep"] = (
-                NEXT_OF.format(plan.previous)
-                if plan.previous is not None
-                else "the recommendation lists no deep candidate to try"
-            )
-            tried.done = True
-            return None
-    if entry is None:
-        tried.notes["shallow"] = (
-            NEXT_OF.format(plan.previous)
-            if plan.previous is not None
-            else "the recommendation lists no shallow candidate"
+    if entry is None:  # a next step's probe tries one role; a recommendation may lack one
+        missing = (
+            "the recommendation lists no deep candidate to try"
+            if role == "deep"
+            else ("the recommendation lists no shallow candidate")
         )
+        tried.notes[role] = NEXT_OF.format(plan.previous) if plan.previous is not None else missing
+        tried.done = tried.done or role == "deep"
         return None
     cand = entry["candidate"]
     why = trainable(cand, plan.goal)
