@@ -226,6 +226,9 @@ class TrainingSerializer(serializers.Serializer[contract.Training]):
         required=False,
         help_text="Adam's (beta1, beta2), where a rule sets them",
     )
+    weight_decay = serializers.FloatField(
+        required=False, help_text="a probe's next step against over-fitting: the candidate with weight decay"
+    )
 
 
 class MemoryBytesSerializer(serializers.Serializer[contract.MemoryBytes]):
