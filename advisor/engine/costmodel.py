@@ -324,12 +324,6 @@ _STEPS: dict[Step, Callable[[_Costing], tuple[float, float]]] = {
 
 _PUBLISHED: dict[tuple[Any, ...], StepCost] = {}
 
-# A whole network on a CPU against the profile's tiny whole steps (kind -> measured / modelled): a layer timed
-# alone, or in a 1-3 ms step, finds its weights and inputs in cache, a network's layers evict each other's.
-# The median over the build seed's quiet rows of two runs, 186 rows at 1 and 2 threads, was 1.12
-# (bench/results/generalise_amd-epyc-2c_build-shared-factor/README.md); no GPU figure yet.
-NETWORK_FACTOR = {"cpu": 1.12}
-
 
 def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
     """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device."""
@@ -371,14 +365,14 @@ def _step_cost(
 
 def factor_of(profile: DeviceProfile) -> float:
     """What multiplies every modelled step on this device: what whole steps cost beyond their layers timed
-    alone (the profile's `step_factor`), the fewest threads' at every count, times NETWORK_FACTOR. The whole
+    alone (the profile's `step_factor`), the fewest threads' at every count. The whole
     steps are tiny networks of 1-3 ms, and at 2 threads their hand-offs swung from one profiling to the next
     (0.8x to 1.5x of the 1-thread factor within minutes), scaling every 2-thread estimate with them while the
     networks' measured speed-ups held at 1.2-1.4x. Each count's layer points carry its speed-up; what a sum of
     layers misses is the same at any count
     (bench/results/generalise_amd-epyc-2c_factor-per-count/README.md)."""
     fewest = at_threads(profile, 1)  # the nearest profiled count to 1: the fewest
-    return fewest.get("step_factor", 1.0) * NETWORK_FACTOR.get(profile["kind"], 1.0)
+    return fewest.get("step_factor", 1.0)
 
 
 def step_factor(rates: ThreadProfile) -> float:

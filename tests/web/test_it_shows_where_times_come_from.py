@@ -25,7 +25,7 @@ def test_the_recommendation_page_says_profiled_on_the_device_with_its_band(
     rec = services.advise(owner=user, spec=tabular_spec, device=device)
     estimate = rec.result["candidates"][0]["estimate"]
     html = client_for.get(f"/recommendations/{rec.pk}/").content.decode()
-    assert f"90%: \N{MULTIPLICATION SIGN}0.77 to \N{MULTIPLICATION SIGN}1.4, profiled on {device.pk}" in html
+    assert f"90%: \N{MULTIPLICATION SIGN}0.74 to \N{MULTIPLICATION SIGN}1.5, profiled on {device.pk}" in html
     low, high = estimate["interval"]["seconds_to_train"]
     assert f"({interval_text(low, high)})" in html
     assert "no device profile" not in html and re.search(r"±\d+%", html) is None
