@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from advisor.calibration.allocator import current_allocator
@@ -101,7 +102,13 @@ def _preload_optimizer_machinery() -> None:
 class _Sweep:
     """Measures configurations one by one, sends each result at once, keeps the bookkeeping for stopping."""
 
-    def __init__(self, payload: ChildPayload, events: EventSink, total: int) -> None:
+    def __init__(
+        self,
+        payload: ChildPayload,
+        events: EventSink,
+        total: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         # torch loads here, in the child, after its environment
         from advisor.calibration.epoch import loading_seconds_per_batch
         from advisor.calibration.measure import measure
@@ -109,7 +116,8 @@ class _Sweep:
         self.measure, self.gather = measure, loading_seconds_per_batch
         _preload_optimizer_machinery()
         self.payload, self.events = payload, events
-        self.started = time.monotonic()
+        self.clock = clock  # the budget's clock (a test's own moves when told)
+        self.started = clock()
         self.allocator = current_allocator()
         self.done = int(payload.get("progress_base", 0))
         self.total = self.done + total
@@ -125,14 +133,14 @@ class _Sweep:
             return False
         last_batch, last_seconds = self.took.get(threads, (self.last_batch, self.last_duration))
         estimate = last_seconds * batch / last_batch
-        return time.monotonic() - self.started + estimate > float(self.payload["budget_s"])
+        return self.clock() - self.started + estimate > float(self.payload["budget_s"])
 
     def max_seconds(self) -> float:
         """This configuration's share of the time left: how long its timing may go on to pin its median."""
         from advisor.calibration.measure import MAX_SECONDS_FACTOR
 
         p = self.payload
-        left = float(p["budget_s"]) - (time.monotonic() - self.started)
+        left = float(p["budget_s"]) - (self.clock() - self.started)
         share = TIMING_SHARE * left / max(1, self.total - self.done)
         minimum = float(p["min_seconds"])
         return max(minimum, min(share, MAX_SECONDS_FACTOR * minimum))

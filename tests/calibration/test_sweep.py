@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from advisor.calibration import JobPlan
 from advisor.calibration.child import batch_plan, run_sweep
 from advisor.calibration.runner import child_payload
@@ -72,10 +74,11 @@ def test_each_configuration_may_time_its_share_of_the_budget_left() -> None:
 
     payload = child_payload(JobPlan(C.ffn(), batch_sizes=[4, 8], threads=[1, 2], min_seconds=0.5))
     payload["budget_s"] = 40.0
-    sweep = _Sweep(payload, Sink(), total=4)
+    now = [0.0]  # the budget's clock, moved by the test: no reading of the machine's
+    sweep = _Sweep(payload, Sink(), total=4, clock=lambda: now[0])
     assert sweep.max_seconds() == 3.0  # 0.6 x 40 / 4 = 6 s, capped at 6 x 0.5
-    sweep.started -= 36.0  # 4 s left for 4 configurations: 0.6 s each
-    assert 0.59 < sweep.max_seconds() <= 0.6
+    now[0] = 36.0  # 4 s left for 4 configurations: 0.6 s each
+    assert sweep.max_seconds() == pytest.approx(0.6)
     sweep.done = 3
-    sweep.started -= 3.9  # nothing left: the minimum still
+    now[0] = 39.9  # nothing left: the minimum still
     assert sweep.max_seconds() == 0.5

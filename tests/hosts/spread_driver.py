@@ -36,10 +36,13 @@ def _devices() -> list[Device] | None:
 
 
 def main(mode: str) -> None:
-    deadline = time.monotonic() + 120  # a readiness poll: fails only if the workers never announce
-    while (devices := _devices()) is None:
-        assert time.monotonic() < deadline, "the two workers did not announce their devices"
+    # a readiness poll that counts its looks (240, 0.5 s apart), not the clock: fails only if the workers
+    # never announce their devices
+    for _ in range(240):
+        if (devices := _devices()) is not None:
+            break
         time.sleep(0.5)
+    assert devices is not None, "the two workers did not announce their devices after 240 looks"
     user = User.objects.create_user(username=f"spread-{mode}")
     api = APIClient()
     api.force_authenticate(user)
