@@ -307,7 +307,7 @@ class Recommendation(TypedDict):
 class Unreliability(TypedDict):
     """Why a measured configuration is unreliable (advisor.calibration.contention.judge)."""
 
-    code: str  # "interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared"
+    code: str  # "interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared", "hurried"
     text: str
 
 

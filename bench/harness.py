@@ -15,6 +15,7 @@ see the same machine load):
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from typing import Any
@@ -59,20 +60,24 @@ def timer_median(timer: benchmark.Timer, seconds: float) -> float:
 def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: float) -> dict[str, Any]:
     candidate = EXAMPLES[name]()
     torch.set_num_threads(threads)
-    step = make_step(candidate, "cpu")
-    batch = step.make_batch(batch_size)
-    for _ in range(2):
-        step.run(batch)
-    # New values in the batch for each timed call, drawn in the Timer's setup (outside its clock), as
-    # measure() does before each step.
-    timer = benchmark.Timer(
-        stmt="run(batch)",
-        setup="refill(batch)",
-        globals={"run": step.run, "batch": batch, "refill": step.refill},
-        num_threads=threads,
-    )
     agree, blocked, control, overhead, measured = [], [], [], [], []
     for _ in range(rounds):
+        # A network's steps speed up as it trains (a small CNN on new random values each step: 13 ms fresh,
+        # 10-11 ms after some hundred steps, here), and measure() builds a fresh one: so does each round's
+        # Timer, or the comparison is between a young network and an old one.
+        step = make_step(candidate, "cpu")
+        batch = step.make_batch(batch_size)
+        for _ in range(2):
+            step.run(batch)
+        # New values in the batch for each timed call, drawn in the Timer's setup (outside its clock), as
+        # measure() does before each step; the garbage collector left on, as in measure() (timeit turns it
+        # off, and a step with it off ran up to 10% faster here)
+        timer = benchmark.Timer(
+            stmt="run(batch)",
+            setup="gc.enable(); refill(batch)",
+            globals={"run": step.run, "batch": batch, "refill": step.refill, "gc": gc},
+            num_threads=threads,
+        )
         m = measure(candidate, batch_size=batch_size, threads=threads, min_seconds=seconds, warmup=2)
         reference = timer_median(timer, seconds)
         measured.append(m["seconds_per_batch"])

@@ -208,7 +208,9 @@ def _device(value: str) -> Device:
 
 
 class UnreliabilitySerializer(serializers.Serializer[contract.Unreliability]):
-    code = serializers.ChoiceField(["interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared"])
+    code = serializers.ChoiceField(
+        ["interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared", "hurried"]
+    )
     text = serializers.CharField()
 
 

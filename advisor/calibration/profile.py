@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -86,6 +87,14 @@ CUDA_PARAMETERS = (30_000_000,)
 CUDA_PIPELINE = 8
 
 
+# When the profile must be done by (time.perf_counter()). A worker waits PROFILE_TIMEOUT for its first
+# profile; with a CPU-bound process beside a test run the points' usual runs outlasted 300 s here, and the
+# worker then started with no profile at all. Past this moment every remaining point is timed once after one
+# warm run: the profile ends in time, says that it hurried, and is untrusted (the worker profiles again
+# sooner).
+_DEADLINE: ContextVar[float] = ContextVar("profile_deadline", default=math.inf)
+
+
 def _calls_per_sync(dev: torch.device) -> int:
     return CUDA_PIPELINE if dev.type == "cuda" else 1
 
@@ -106,8 +115,11 @@ def _median_seconds(
     sync()
     # a slow point (a large convolution: 70 ms here) needs fewer runs for a stable median
     fewest = 3 if time.perf_counter() - first > budget / 3 else 5
-    run()
-    sync()
+    if first > _DEADLINE.get():
+        fewest, budget = 1, 0.0
+    else:
+        run()
+        sync()
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < fewest or (time.perf_counter() - start < budget and len(times) < 2000):
@@ -330,10 +342,14 @@ def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
     return host.numel() * 4 / seconds
 
 
-def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> DeviceProfile:
-    """The device's profile; on a CPU at every thread count in `threads` (default 1..physical cores)."""
+def profile_device(
+    device: str = "cpu", *, threads: list[int] | None = None, budget: float = math.inf
+) -> DeviceProfile:
+    """The device's profile; on a CPU at every thread count in `threads` (default 1..physical cores). Past
+    `budget` seconds the remaining points are timed once each (_DEADLINE) and the profile is unreliable."""
     dev = torch.device(device)
     started = time.perf_counter()
+    deadline = _DEADLINE.set(started + budget)
     if dev.type == "cuda":
         if dev.index is None:  # "cuda": the current GPU, as torch reads it (set_device needs an index)
             dev = torch.device("cuda", torch.cuda.current_device())
@@ -369,11 +385,20 @@ def profile_device(device: str = "cpu", *, threads: list[int] | None = None) -> 
                 rates["sequence_line"] = True
     finally:
         torch.set_num_threads(previous)
+        _DEADLINE.reset(deadline)
     elapsed = time.perf_counter() - started
     # CPU time over wall x threads means little across thread counts taken in turn: runnable tasks, steal,
     # the cgroup's throttling and the GPU's other processes say whether others ran
     contention = probe.finish(cpu_seconds=None, timed_seconds=elapsed, threads=max(counts))
     reasons = judge(contention, halfwidth=0.0, timed_seconds=elapsed, iterations=0)
+    if elapsed > budget:
+        reasons.append(
+            {
+                "code": "hurried",
+                "text": f"the profile outlasted its {budget:.0f} s budget ({elapsed:.0f} s): the points "
+                "after it were timed once each",
+            }
+        )
     return {
         "version": PROFILE_VERSION,
         "kind": dev.type,
@@ -394,11 +419,20 @@ def profile_in_child(
 ) -> DeviceProfile:
     """profile_device() in a fresh process under the allocator set-up calibrations measure with (glibc reads
     its variables at start; under its defaults a 3 M-value activation ran 10x slower here, page faults).
-    A profile that fails or outlasts `timeout` (a device busy with other work) is a RuntimeError: the worker
-    logs it and keeps the catalog path, it does not stop."""
+    The child hurries after half of `timeout` (profile_device's `budget`), so a busy device still gives a
+    profile, untrusted, in time; one that fails or outlasts `timeout` all the same is a RuntimeError: the
+    worker logs it and keeps the catalog path, it does not stop."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "advisor.calibration.profile", "--device", device]
+            [
+                sys.executable,
+                "-m",
+                "advisor.calibration.profile",
+                "--device",
+                device,
+                "--budget",
+                f"{timeout / 2}",
+            ]
             + (["--threads", ",".join(map(str, threads))] if threads else []),
             env=child_environment(allocator),
             capture_output=True,
@@ -419,4 +453,5 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     chosen = args[args.index("--device") + 1] if "--device" in args else "cpu"
     counts = [int(t) for t in args[args.index("--threads") + 1].split(",")] if "--threads" in args else None
-    json.dump(profile_device(chosen, threads=counts), sys.stdout)
+    budget = float(args[args.index("--budget") + 1]) if "--budget" in args else math.inf
+    json.dump(profile_device(chosen, threads=counts, budget=budget), sys.stdout)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 
 import pytest
 import torch
-from torch.utils import benchmark
 
 from advisor.calibration import make_step, measure
+from advisor.calibration.allocator import child_environment
 from advisor.calibration.measure import summarise_samples
-from bench.harness import timer_median
 from tests.calibration import candidates as C
 
 CONTRACT_FIELDS = {
@@ -100,29 +102,27 @@ def test_it_summarises_median_and_iqr() -> None:
 
 
 def test_it_agrees_with_torch_utils_benchmark_within_5_percent() -> None:
-    """measure() against torch.utils.benchmark timing the same training step, median against median.
+    """measure() against torch.utils.benchmark timing the same training step on new values each call, median
+    against median: `python -m bench harness`'s comparison (bench.harness.compare), in a fresh process under
+    the allocator set-up calibrations measure with, as a calibration job's child runs.
 
-    The machine is shared (2 cores, other test runs), so rounds alternate: measure(), the Timer, and both
-    again as a control. The result is the median over rounds of measure()/Timer. The control (Timer/Timer,
-    measure()/measure()) says how finely the machine can resolve a difference right now: the tolerance is 5%,
-    widened to twice the control's interquartile spread when the machine is busier than that. A systematic
-    difference (timing the build, the warm-up, or data creation; a different step) exceeds that tolerance; a
-    burst of load does not.
-    """
-    cand = C.cnn()
-    step = make_step(cand)
-    batch = step.make_batch(64)
-    step.run(batch)
-    timer = benchmark.Timer(stmt="run(batch)", globals={"run": step.run, "batch": batch}, num_threads=1)
-    ours, control = [], []
-
-    def ours_once() -> float:
-        return float(measure(cand, batch_size=64, threads=1, min_seconds=0.15, warmup=2)["seconds_per_batch"])
-
-    for _ in range(6):
-        m, reference = ours_once(), timer_median(timer, 0.15)
-        ours.append(m / reference)
-        control += [timer_median(timer, 0.15) / reference, ours_once() / m]
-    q1, _, q3 = statistics.quantiles(control, n=4)
-    tolerance = max(0.05, 2 * (q3 - q1))
-    assert abs(statistics.median(ours) - 1.0) < tolerance, (ours, control)
+    In the test process itself, after a thousand other tests under glibc's default thresholds, measure()
+    (which hands free memory back before it starts) ran 6-15% above the Timer in every round of one CI run
+    while the Timer's control stayed within 2%: the process's heap, not the harness. Rounds alternate, so the
+    tolerance is 5%, widened to twice the control's interquartile spread when the machine is busier than that.
+    A systematic difference (timing the build, the warm-up, or data creation; a different step) exceeds it."""
+    code = (
+        "import json; from bench.harness import compare; "
+        "print(json.dumps(compare('mnist-cnn', batch_size=64, threads=1, rounds=6, seconds=0.15)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_environment("tuned"),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    tolerance = max(0.05, 2 * found["control_spread"])
+    assert abs(found["agreement"]) < tolerance, found

@@ -98,3 +98,14 @@ def test_a_profile_that_outlasts_its_timeout_is_an_error_the_worker_survives() -
     logs (profiling.profile_devices), not a TimeoutExpired that ends the worker."""
     with pytest.raises(RuntimeError, match="took longer than"):
         profile_in_child("cpu", threads=[1], timeout=0.01)
+
+
+def test_a_profile_past_its_budget_times_the_rest_once_and_says_it_hurried() -> None:
+    """A worker waits a fixed time for its profile; on a busy machine the profile hurries instead of being
+    killed, so the worker starts with an untrusted profile rather than none."""
+    hurried = profile_device("cpu", threads=[1], budget=0.0)
+    rates = hurried["threads"]["1"]
+    assert all(s > 0 for _, s in rates["linear"]) and rates["step_factor"] > 0
+    assert "hurried" in [r["code"] for r in hurried["unreliable_reasons"]]
+    in_time = profile_device("cpu", threads=[1])
+    assert "hurried" not in [r["code"] for r in in_time["unreliable_reasons"]]
