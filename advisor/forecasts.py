@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +28,8 @@ from advisor.engine.remaining import (
     WorkPlan,
     device_pace,
     expected_duration,
+    plan_from_json,
+    plan_to_json,
     remaining,
     sweep_work,
 )
@@ -41,26 +43,6 @@ log = logging.getLogger(__name__)
 FIRST_PHASE_SHARE, EXIT_MARGIN_S, SWEEP_BUDGET_S = 0.7, 1.5, 15.0
 PROBE_START_S = 4.0  # the probe's child imports torch and scikit-learn before its time limit starts
 KEEP_MARKS = 20  # the first mark and the latest ones: the estimator reads the first and the last
-
-
-def plan_to_json(plan: WorkPlan, **about: str) -> dict[str, Any]:
-    """The plan as stored on the job, with what it is about (a calibration's candidate family)."""
-    return {**asdict(plan), "steps": list(plan.steps), **about}
-
-
-def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
-    """A stored plan; a job stored before plans existed runs to its time limit, as far as anyone knows."""
-    if not isinstance(data, dict):
-        return WorkPlan(CHILD_START_S, (max(0.0, limit_s - CHILD_START_S),), 0.0, limit_s)
-    budget = data.get("steps_budget_s")
-    return WorkPlan(
-        float(data["startup_s"]),
-        tuple(float(s) for s in data["steps"]),
-        float(data["finish_s"]),
-        float(data["limit_s"]),
-        None if budget is None else float(budget),
-        float(data.get("restart_chance") or 0.0),
-    )
 
 
 def calibration_plan(job: CalibrationJob) -> WorkPlan:

@@ -398,7 +398,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--allocator", default="tuned", help="tuned (as calibrations run), default, inherit")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--from", dest="source", type=Path, help="score a saved run.json again")
+    parser.add_argument(
+        "--factor-steps",
+        default="",
+        help="which of wholesteps.WHOLE_STEPS set the step factor when scoring (e.g. 0: the small MLP alone; "
+        "default: the engine's FACTOR_STEPS), to compare choices on one run's measurements",
+    )
     args = parser.parse_args(argv)
+    from advisor.engine import costmodel
+
+    if args.factor_steps:
+        costmodel.FACTOR_STEPS = tuple(int(i) for i in args.factor_steps.split(","))
     if args.source is None:
         reexec_with_allocator(args.allocator, ["generalise", *argv], bench=None)
         started = time.perf_counter()
@@ -409,6 +419,7 @@ def main(argv: list[str]) -> int:
     saved = json.loads(source.read_text(encoding="utf-8"))
     result = score(saved)
     result["seconds"] = seconds or saved.get("seconds", 0.0)
+    result["factor_steps"] = list(costmodel.FACTOR_STEPS)
     result["load_now"] = list(os.getloadavg())
     write_result(args.out or source.parent, {"source": str(source), **result}, table(result))
     return 0

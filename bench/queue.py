@@ -2,6 +2,9 @@
 real worker process: queue pick-up, and the whole default calibration of a small tabular and a small
 vision task.
 
+`python -m bench queue --from RUN/forecast.json [--out DIR]` predicts a saved run's ETAs again by today's
+estimator, from each job's plan and marks (nothing re-run).
+
 `python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time
 estimator (advisor/engine/remaining.py) against what happened. N default calibrations of varied networks
 are queued at once by U users on one worker (its device profiled first, as a worker does; W calibrations
@@ -16,6 +19,7 @@ so it never touches the database of `make run`."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -25,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.queue_forecast import report, run_forecast, wait_for
+from bench.queue_forecast import replay, report, run_forecast, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,7 +61,13 @@ def main(argv: list[str]) -> int:
         "--warmup", type=int, default=0, help="--forecast: calibrations run first (a history)"
     )
     parser.add_argument("--out", default="", help="--forecast: a folder for forecast.json")
+    parser.add_argument(
+        "--from", dest="source", default="", help="a saved forecast.json: its ETAs by today's estimator"
+    )
     args = parser.parse_args(argv)
+    if args.source:
+        report(replay(json.loads(Path(args.source).read_text(encoding="utf-8"))), args.out)
+        return 0
 
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
         os.environ["ADVISOR_VAR_DIR"] = tmp

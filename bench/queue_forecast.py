@@ -139,6 +139,38 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
     return result
 
 
+def replay(result: dict[str, Any]) -> dict[str, Any]:
+    """A saved run's ETA samples predicted again by today's estimator (engine.remaining.remaining), each from
+    the job's stored plan, its marks up to the sample and the device's pace over the jobs of the run that had
+    finished before it started (the run's warm-up jobs are not saved, so a warmed run's early pace differs;
+    the three saved runs replayed by the estimator they ran with gave the same shares within 1 point)."""
+    from advisor.engine.remaining import Mark, device_pace, expected_duration, plan_from_json, remaining
+
+    jobs = result["jobs"]
+    plans = {j["id"]: plan_from_json(j["planned"], 0.0) for j in jobs}
+    replayed = []
+    for j in jobs:
+        if not j["eta"] or not j["duration"]:
+            replayed.append(j)
+            continue
+        history = [
+            (expected_duration(plans[o["id"]]), o["duration"])
+            for o in jobs
+            if o["duration"]
+            and o["actual_wait"] is not None
+            and o["actual_wait"] + o["duration"] <= j["actual_wait"]
+        ]
+        pace = device_pace(history)
+        samples = []
+        for e in j["eta"]:
+            elapsed = e["elapsed_share"] * j["duration"]
+            marks = [Mark(m[0], m[1], m[2], len(m) > 3 and bool(m[3])) for m in j["marks"] if m[0] <= elapsed]
+            left = remaining(plans[j["id"]], marks, elapsed, prior_pace=pace)
+            samples.append({**e, "predicted": left.seconds, "basis": left.basis})
+        replayed.append({**j, "eta": samples})
+    return {**result, "jobs": replayed, "replayed": True}
+
+
 def score(result: dict[str, Any]) -> dict[str, Any]:
     starts = [
         (j["expected_wait"] - j["actual_wait"]) / j["actual_wait"]

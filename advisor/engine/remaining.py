@@ -19,7 +19,8 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,26 @@ class WorkPlan:
         if part > 0:
             planned += part * (self.steps[whole] if whole < len(self.steps) else mean)
         return planned
+
+
+def plan_to_json(plan: WorkPlan, **about: str) -> dict[str, Any]:
+    """The plan as stored on the job, with what it is about (a calibration's candidate family)."""
+    return {**asdict(plan), "steps": list(plan.steps), **about}
+
+
+def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
+    """A stored plan; a job stored before plans existed runs to its time limit, as far as anyone knows."""
+    if not isinstance(data, dict):
+        return WorkPlan(CHILD_START_S, (max(0.0, limit_s - CHILD_START_S),), 0.0, limit_s)
+    budget = data.get("steps_budget_s")
+    return WorkPlan(
+        float(data["startup_s"]),
+        tuple(float(s) for s in data["steps"]),
+        float(data["finish_s"]),
+        float(data["limit_s"]),
+        None if budget is None else float(budget),
+        float(data.get("restart_chance") or 0.0),
+    )
 
 
 @dataclass(frozen=True)

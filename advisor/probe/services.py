@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from advisor import forecasts
 from advisor import services as core
+from advisor.engine.remaining import plan_to_json
 from advisor.engine.variation import CannotVary, describe, vary
 from advisor.jobs import Conflict as Conflict  # callers catch it as services.Conflict
 from advisor.jobs import JobKind, JobRefused, cancel, count_refusal, queue
@@ -157,7 +158,7 @@ def submit_probe(
     shallow, deep = roles or pick_candidates(recommendation)
     job.shallow_candidate, job.deep_candidate, job.time_limit_seconds = shallow, deep, limit
     job.previous, job.variation = previous, dict(variation or {})
-    job.work_plan = forecasts.plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
+    job.work_plan = plan_to_json(forecasts.probe_plan(time_limit_seconds=limit))
     return queue(PROBES, job)
 
 

@@ -1,0 +1,44 @@
+"""bench queue --from: a saved run's ETAs predicted again by today's estimator, from plans and marks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine.remaining import Mark, WorkPlan, plan_to_json, remaining
+from bench.queue_forecast import replay, score
+
+PLAN = WorkPlan(startup_s=1.0, steps=(2.0, 2.0, 2.0), finish_s=0.0, limit_s=60.0)
+
+
+def _job(
+    pk: int, *, wait: float, duration: float, marks: list[list[float]], at: list[float]
+) -> dict[str, Any]:
+    return {
+        "id": pk,
+        "planned": plan_to_json(PLAN),
+        "marks": marks,
+        "actual_wait": wait,
+        "duration": duration,
+        "expected_wait": None,
+        "eta": [
+            {"elapsed_share": t / duration, "progress": 0.5, "predicted": -1.0, "actual": duration - t}
+            for t in at
+        ],
+    }
+
+
+def test_it_predicts_each_sample_from_the_marks_before_it_at_the_pace_of_jobs_done_before() -> None:
+    # the first job took twice its plan (7 s planned): the second's prior pace is 2
+    first = _job(1, wait=0.0, duration=14.0, marks=[[2.0, 0, 3], [6.0, 1, 3], [10.0, 2, 3]], at=[5.0, 11.0])
+    second = _job(2, wait=14.0, duration=8.0, marks=[[1.0, 0, 3], [3.0, 1, 3], [5.0, 2, 3]], at=[2.0, 4.0])
+    again = replay({"jobs": [first, second]})
+    assert again["replayed"]
+    a, b = again["jobs"]
+    # at 5 s the first job has reported only its start (the mark at 6 s comes later)
+    assert a["eta"][0]["predicted"] == pytest.approx(remaining(PLAN, [Mark(2.0, 0, 3)], 5.0).seconds)
+    marks = [Mark(1.0, 0, 3), Mark(3.0, 1, 3)]
+    assert b["eta"][1]["predicted"] == pytest.approx(remaining(PLAN, marks, 4.0, prior_pace=2.0).seconds)
+    assert b["eta"][1]["predicted"] != pytest.approx(remaining(PLAN, marks, 4.0).seconds)
+    assert score(again)["eta_from_25pct_of_run"]["n"] == 4
