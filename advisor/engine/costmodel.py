@@ -393,7 +393,8 @@ def step_factor(rates: ThreadProfile) -> float:
         "seconds": 0.0,
     }
     ratios = []
-    for i in FACTOR_STEPS:
+    # a profile from before a step was added (version < 9) has only the first ones: its first one stands in
+    for i in sorted({i if i < len(measured) else 0 for i in FACTOR_STEPS}):
         c = WHOLE_STEPS[i]
         # a whole step's candidate gives only what a step reads of its training (wholesteps.candidate)
         step = cast(Trainable, c)

@@ -32,7 +32,9 @@ from advisor.contract import Contention, Unreliability
 # 8: the GRU's cells measured as such (`gru`, `gru_long`): read off the LSTM's curve by FLOPs they were
 # priced 44% low on the evaluation seed, every GRU row under
 # (bench/results/generalise_amd-epyc-2c_evaluation/README.md)
-PROFILE_VERSION = 8
+# 9: a wide MLP's whole step (12-16 ms), which sets the factor: the 1 ms one's moved it 1.04-1.62 between
+# quiet profiles (engine/wholesteps.py)
+PROFILE_VERSION = 9
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
 # the GRU's curves: a profile before version 8 has none and its GRUs read the LSTM's (`recurrent`)

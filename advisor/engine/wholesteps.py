@@ -55,10 +55,16 @@ WHOLE_STEPS = (
         32,
         "sgd",
     ),
+    # a wider MLP with Adam, 12-16 ms a step at 1 thread here (profile version 9)
+    candidate([linear(256, 1024), RELU, linear(1024, 1024), RELU, linear(1024, 10)], [256], 128, "adam"),
 )
-# which of them set the factor: the MLP alone. Its layers lie on the profile's best-measured curve (the
-# products'); the CNN's one convolution is the conv curve's smallest point, the least stable of the profile
-# (1.7 to 3.2 ms over three quiet profiles of one machine), so its ratio says more about that point than
-# about whole steps (bench/results/predict_amd-epyc-2c_quiet/README.md). The CNN's seconds are still stored.
-FACTOR_STEPS = (0,)
+# which of them set the factor: the wide MLP alone. The small MLP (1 ms) gave 1-thread factors of 1.04, 1.62
+# and 1.42 in three quiet profiles minutes apart (bench/results/generalise_amd-epyc-2c_evaluation-4-quiet/).
+# On one build-seed run's measurements (bench/results/generalise_amd-epyc-2c_wide-step/README.md) a profile's
+# estimates moved between profiles by a median 1.43x with the small MLP's factor, 1.27x with the median of
+# both, 1.17x with the wide one's alone; the worst single profile was 33%, 59% and 71% within ±25%, and the
+# merged profile 87-89% whichever. The CNN's one convolution is the conv curve's smallest point, the least
+# stable of the profile (bench/results/predict_amd-epyc-2c_quiet/README.md). The other steps' seconds are
+# still stored, so a later model can choose again without profiling again.
+FACTOR_STEPS = (2,)
 FACTOR_RANGE = (0.5, 3.0)
