@@ -28,6 +28,7 @@ from advisor.engine.remaining import (
     WorkPlan,
     device_pace,
     expected_duration,
+    marks_from_json,
     plan_from_json,
     plan_to_json,
     remaining,
@@ -183,7 +184,7 @@ def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
     """A running job's remaining seconds (engine.remaining.remaining) from its plan and marks."""
     plan = plan_from_json(job.work_plan, float(job.time_limit_seconds))
     elapsed = max(0.0, ((now or timezone.now()) - (job.started_at or timezone.now())).total_seconds())
-    marks = [Mark(float(m[0]), float(m[1]), float(m[2]), len(m) > 3 and bool(m[3])) for m in job.marks or []]
+    marks = marks_from_json(job.marks or [])
     if job.work_plan is None and job.progress > 0:
         # a job queued before plans: one step as long as its limit, of which its progress is done
         plan = WorkPlan(0.0, (float(job.time_limit_seconds),), 0.0, float(job.time_limit_seconds))

@@ -62,16 +62,16 @@ def compare(name: str, batch_size: int, threads: int, rounds: int, seconds: floa
     torch.set_num_threads(threads)
     agree, blocked, control, overhead, measured = [], [], [], [], []
     for _ in range(rounds):
-        # A network's steps speed up as it trains (a small CNN on new random values each step: 13 ms fresh,
-        # 10-11 ms after some hundred steps, here), and measure() builds a fresh one: so does each round's
-        # Timer, or the comparison is between a young network and an old one.
+        # A network's steps can speed up as it trains (mnist-cnn, quiet: 12.4-12.7 ms a step fresh, 10.6-11.4
+        # ms after a few hundred; bench/results/harness_amd-epyc-2c/README.md), and measure() builds a fresh
+        # one: so does each round's Timer, or the comparison is between a young network and an old one.
         step = make_step(candidate, "cpu")
         batch = step.make_batch(batch_size)
         for _ in range(2):
             step.run(batch)
         # New values in the batch for each timed call, drawn in the Timer's setup (outside its clock), as
         # measure() does before each step; the garbage collector left on, as in measure() (timeit turns it
-        # off, and a step with it off ran up to 10% faster here)
+        # off while it times)
         timer = benchmark.Timer(
             stmt="run(batch)",
             setup="gc.enable(); refill(batch)",

@@ -144,7 +144,13 @@ def replay(result: dict[str, Any]) -> dict[str, Any]:
     the job's stored plan, its marks up to the sample and the device's pace over the jobs of the run that had
     finished before it started (the run's warm-up jobs are not saved, so a warmed run's early pace differs;
     the three saved runs replayed by the estimator they ran with gave the same shares within 1 point)."""
-    from advisor.engine.remaining import Mark, device_pace, expected_duration, plan_from_json, remaining
+    from advisor.engine.remaining import (
+        device_pace,
+        expected_duration,
+        marks_from_json,
+        plan_from_json,
+        remaining,
+    )
 
     jobs = result["jobs"]
     plans = {j["id"]: plan_from_json(j["planned"], 0.0) for j in jobs}
@@ -164,7 +170,7 @@ def replay(result: dict[str, Any]) -> dict[str, Any]:
         samples = []
         for e in j["eta"]:
             elapsed = e["elapsed_share"] * j["duration"]
-            marks = [Mark(m[0], m[1], m[2], len(m) > 3 and bool(m[3])) for m in j["marks"] if m[0] <= elapsed]
+            marks = marks_from_json([m for m in j["marks"] if m[0] <= elapsed])
             left = remaining(plans[j["id"]], marks, elapsed, prior_pace=pace)
             samples.append({**e, "predicted": left.seconds, "basis": left.basis})
         replayed.append({**j, "eta": samples})

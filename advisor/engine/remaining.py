@@ -95,6 +95,11 @@ class Mark:
     restart: bool = False  # the job announced a new child (a calibration's re-measure): a start-up is next
 
 
+def marks_from_json(rows: Sequence[Sequence[float]]) -> list[Mark]:
+    """A job's stored marks ([at_s, done, total] and a fourth element, 1, where a new child was announced)."""
+    return [Mark(float(m[0]), float(m[1]), float(m[2]), len(m) > 3 and bool(m[3])) for m in rows]
+
+
 @dataclass(frozen=True)
 class Remaining:
     seconds: float
