@@ -3,9 +3,11 @@
 Profiles this CPU (advisor.calibration.profile, one thread count), then times forward + backward of layers
 of sizes the profile did not measure, the same way the profile times its points (median of repeated runs,
 the cost of an empty layer taken off), and sets each against the cost model's seconds for it
-(costmodel._layer_seconds) and, for a convolution over time steps, against the 2-D convolutions' curve too.
-Rounds alternate profile and layers, so both see the same load. A kind whose measured/predicted ratios
-stray far beyond the held-out 2-D convolutions' needs its own curve (as CausalConv1d got, profile v6).
+(costmodel._layer_seconds) and against the older reading it replaced: a convolution over time steps off the
+2-D convolutions' curve (before profile v6), a 2-D convolution at its FLOPs alone and a transposed one off
+that curve too (before v10: no channel padding, no curve of its own). Rounds alternate profile and layers,
+so both see the same load. A kind whose measured/predicted ratios stray far beyond the held-out 2-D
+convolutions' needs its own curve (as CausalConv1d got in v6, ConvTranspose2d in v10).
 """
 
 from __future__ import annotations
@@ -38,6 +40,17 @@ CAUSAL = (
 )
 # (batch, in channels, out channels, side), 3x3 padded: the control, on the curve it was profiled for
 CONV2D = ((32, 4, 8, 20), (32, 16, 16, 12), (16, 32, 32, 20), (32, 48, 48, 12), (16, 64, 128, 16))
+# the same with 1-3 channels on one side (an image's first layer, a decoder's last), which the kernels pad
+# to a block of channels (costmodel.channel_padding)
+CONV2D_FEW = ((32, 3, 24, 20), (32, 1, 16, 24), (32, 24, 3, 20), (16, 48, 1, 24), (64, 16, 3, 12))
+# (batch, in channels, out channels, side, kernel, stride), padding 1: decoders' upsampling and output layers
+TRANSPOSED = (
+    (32, 96, 48, 6, 4, 2),
+    (16, 48, 24, 12, 4, 2),
+    (64, 24, 12, 10, 4, 2),
+    (32, 48, 3, 20, 3, 1),
+    (16, 24, 1, 30, 3, 1),
+)
 
 
 def _sync() -> None:
@@ -63,7 +76,10 @@ def _row(
     row["predicted"] = predicted  # off the curve the cost model reads this kind from
     if layer["kind"] == "CausalConv1d":  # the same layer read off the 2-D convolutions' curve
         conv_only = ThreadProfile(**{**rates, "conv1d": rates["conv"]})
-        row["conv_curve"] = _layer_seconds(layer, shape, batch, conv_only)[1]
+        row["older"] = _layer_seconds(layer, shape, batch, conv_only)[1]
+    else:  # a convolution at its FLOPs alone, off the 2-D curve (the v9 cost model)
+        unpadded = ThreadProfile(**{**rates, "channel_block": 1, "conv_transpose": []})
+        row["older"] = _layer_seconds(layer, shape, batch, unpadded)[1]
     return row
 
 
@@ -76,9 +92,12 @@ def run(rounds: int) -> list[dict[str, Any]]:
         for b, ci, co, steps, k, d in CAUSAL:
             args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "dilation": d}
             rows.append(_row({"kind": "CausalConv1d", "args": args}, (steps, ci), b, rates, base))
-        for b, ci, co, side in CONV2D:
+        for b, ci, co, side in CONV2D + CONV2D_FEW:
             args = {"in_channels": ci, "out_channels": co, "kernel_size": 3, "padding": 1}
             rows.append(_row({"kind": "Conv2d", "args": args}, (ci, side, side), b, rates, base))
+        for b, ci, co, side, k, stride in TRANSPOSED:
+            args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "stride": stride, "padding": 1}
+            rows.append(_row({"kind": "ConvTranspose2d", "args": args}, (ci, side, side), b, rates, base))
     return rows
 
 
@@ -88,17 +107,17 @@ def table(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         groups.setdefault(json.dumps([row["kind"], row["args"], row["batch"]]), []).append(row)
     lines = [
-        "| kind | batch | args | measured ms | measured / its curve | measured / conv curve |",
+        "| kind | batch | args | measured ms | measured / its curve | measured / the older reading |",
         "|---|---|---|---|---|---|",
     ]
     for group in groups.values():
         first = group[0]
         measured_ms = 1e3 * statistics.median(r["measured"] for r in group)
         own = statistics.median(r["measured"] / r["predicted"] for r in group)
-        conv = [r["measured"] / r["conv_curve"] for r in group if "conv_curve" in r]
-        conv_ratio = f"{statistics.median(conv):.2f}" if conv else "—"
+        older = [r["measured"] / r["older"] for r in group if "older" in r]
+        older_ratio = f"{statistics.median(older):.2f}" if older else "—"
         cells = [first["kind"], first["batch"], json.dumps(first["args"]), f"{measured_ms:.3f}", f"{own:.2f}"]
-        lines.append("| " + " | ".join(str(cell) for cell in [*cells, conv_ratio]) + " |")
+        lines.append("| " + " | ".join(str(cell) for cell in [*cells, older_ratio]) + " |")
     return "\n".join(lines)
 
 

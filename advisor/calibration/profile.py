@@ -31,7 +31,15 @@ from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
 from advisor.engine import profile as curves
-from advisor.engine.costmodel import CELL_STEPS, LONG_SEQUENCE_STEPS, SEQUENCE_STEPS, step_factor
+from advisor.engine.costmodel import (
+    CELL_STEPS,
+    CPU_CHANNEL_BLOCK,
+    LONG_SEQUENCE_STEPS,
+    SEQUENCE_STEPS,
+    channel_padding,
+    step_factor,
+)
+from advisor.engine.layers import KINDS
 from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
@@ -55,6 +63,15 @@ LINEAR_SIZES = ((64, 16, 16), (64, 64, 64), (64, 256, 128), (128, 512, 512), (25
 THIN_LINEAR = (8, 1024, 1024)
 # (batch, in channels, out channels, side): a first layer on MNIST to a CIFAR-sized middle layer
 CONV_SIZES = ((32, 1, 8, 28), (32, 8, 16, 14), (32, 16, 32, 16), (32, 32, 64, 16), (32, 64, 64, 24))
+# (batch, in channels, out channels, side, kernel, stride), padding 1: a decoder's transposed convolutions,
+# from a 4x4 upsampling of a small map to an image-sized 3-channel output (read off the conv curve they ran
+# 1.2-2x its time per padded FLOP; bench/results/curves_amd-epyc-2c_channels/README.md)
+CONV_TRANSPOSE_SIZES = (
+    (32, 128, 64, 7, 4, 2),
+    (32, 64, 32, 8, 4, 2),
+    (32, 32, 16, 14, 4, 2),
+    (32, 32, 3, 28, 3, 1),
+)
 # (batch, channels in and out, steps, kernel, dilation) of a causal convolution over time steps, from a
 # small temporal network's first layer to a wide, long one: the 2-D convolutions' curve priced the small
 # ones 4-6x too high here (bench/results/curves_amd-epyc-2c/README.md)
@@ -249,6 +266,9 @@ def _at_threads(
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
     linear, conv, conv1d, recurrent, simple, elementwise = [], [], [], [], [], []
+    transposed: list[tuple[float, dict[int, float]]] = []
+    # on a GPU no padding is modelled (cuDNN's kernels are not oneDNN's; unmeasured)
+    block = 1 if cuda else CPU_CHANNEL_BLOCK
     recurrent_long, simple_long, gated, gated_long = [], [], [], []
     products = sorted((*LINEAR_SIZES, THIN_LINEAR), key=math.prod)
     for b, i, o in [*products, *(CUDA_LINEAR_SIZES if cuda else ())]:
@@ -257,7 +277,16 @@ def _at_threads(
     for b, ci, co, side in CONV_SIZES + (CUDA_CONV_SIZES if cuda else ()):
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         kernel = nn.Conv2d(ci, co, 3, padding=1).to(dev)
-        conv.append((2.0 * b * co * side * side * ci * 9, each(partial(_fwd_bwd, kernel, x, sync, r))))
+        padding = channel_padding({"in_channels": ci, "out_channels": co}, block, transposed=False)
+        work = 2.0 * b * co * side * side * ci * 9 * padding
+        conv.append((work, each(partial(_fwd_bwd, kernel, x, sync, r))))
+    for b, ci, co, side, k, stride in () if cuda else CONV_TRANSPOSE_SIZES:
+        x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
+        args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "stride": stride, "padding": 1}
+        flops = KINDS["ConvTranspose2d"].shape(args, (ci, side, side))[2]
+        work = b * flops * channel_padding(args, block, transposed=True)
+        layer = nn.ConvTranspose2d(ci, co, k, stride=stride, padding=1).to(dev)
+        transposed.append((work, each(partial(_fwd_bwd, layer, x, sync, r))))
     for b, ch, steps, k, d in CONV1D_SIZES + (CUDA_CONV1D_SIZES if cuda else ()):
         x = torch.rand(b, steps, ch, device=dev, requires_grad=True)
         causal = CausalConv1d(ch, ch, k, d).to(dev)
@@ -308,7 +337,9 @@ def _at_threads(
         rates: ThreadProfile = {
             "linear": curve,
             "product_weight_work": kappa,
-            "conv": [[size, net(t[count])] for size, t in conv],
+            # sorted: at its padded work a 1-channel point can outweigh a larger one
+            "conv": sorted([size, net(t[count])] for size, t in conv),
+            "channel_block": block,
             "conv1d": [[size, net(t[count])] for size, t in conv1d],
             "recurrent": [[size, net(t[count]) / LSTM_STEPS] for size, t in recurrent],
             PLAIN_CELL_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in simple],
@@ -326,6 +357,8 @@ def _at_threads(
             "bandwidth": 4 * 4 * values[-1] / net(elementwise[-1][1][count]),  # read + write, 2 reads + write
             "whole_step_seconds": [t[count] for t in whole],
         }
+        if transposed:
+            rates["conv_transpose"] = sorted([size, net(t[count])] for size, t in transposed)
         rates["step_factor"] = step_factor(rates)
         return rates
 

@@ -64,6 +64,32 @@ LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profi
 CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
 
 
+# A CPU's convolution kernels (oneDNN) compute channels in blocks of 16 floats, on AVX2 as on AVX-512: a
+# layer with 1 or 3 channels on one side pays for 16. Fitted on 18 channel pairs (1-64 each side) of a 3x3
+# convolution on a 2-core EPYC (AVX2): read off the curve at FLOPs x the padding below, measured / predicted
+# spread 1.8x, at FLOPs alone 6.0x; blocks of 8 spread 2.0x (bench/results/curves_amd-epyc-2c_channels/)
+CPU_CHANNEL_BLOCK = 16
+
+
+def channel_padding(args: dict[str, Any], block: int, *, transposed: bool, input_grad: bool = True) -> float:
+    """The work a convolution's kernels do per FLOP counted, its channels rounded up to `block`.
+
+    Of forward + backward's three passes, a convolution's forward and weight gradient run blocks of its
+    output channels and its input's gradient blocks of its input channels; a transposed convolution the other
+    way round. A first layer (no input gradient) runs the first two. Grouped convolutions run other kernels
+    (1: as counted)."""
+    if block <= 1 or int(args.get("groups", 1)) != 1:
+        return 1.0
+
+    def padded(channels: int) -> float:
+        return math.ceil(channels / block) * block / channels
+
+    inputs, outputs = padded(int(args["in_channels"])), padded(int(args["out_channels"]))
+    kernel, data = (inputs, outputs) if transposed else (outputs, inputs)
+    passes = [kernel, kernel, data] if input_grad else [kernel, kernel]
+    return sum(passes) / len(passes)
+
+
 @dataclass(frozen=True)
 class StepCost:
     seconds: float
@@ -96,7 +122,12 @@ def _layer_seconds(
         seconds = interpolate(rates["linear"], work, launch=kind.cost == PRODUCT)
         return out, max(share * seconds, memory), 0.0
     if kind.cost == CONVOLUTION:
-        return out, max(share * interpolate(rates["conv"], batch * flops), memory), 0.0
+        transposed = item["kind"] == "ConvTranspose2d"
+        curve = (rates.get("conv_transpose") if transposed else None) or rates["conv"]
+        padding = channel_padding(
+            args, rates.get("channel_block", 1), transposed=transposed, input_grad=input_grad
+        )
+        return out, max(share * interpolate(curve, batch * flops * padding), memory), 0.0
     if kind.cost == TEMPORAL_CONVOLUTION:
         curve = rates.get("conv1d") or rates["conv"]
         return out, max(share * interpolate(curve, batch * flops), memory), 0.0

@@ -34,7 +34,11 @@ from advisor.contract import Contention, Unreliability
 # (bench/results/generalise_amd-epyc-2c_evaluation/README.md)
 # 9: a wide MLP's whole step (12-16 ms), which sets the factor: the 1 ms one's moved it 1.04-1.62 between
 # quiet profiles (engine/wholesteps.py)
-PROFILE_VERSION = 9
+# 10: convolutions' work counts the channels their kernels pad to a vector block (`channel_block`: a 1- or
+# 3-channel side cost 2-8x its FLOPs), and transposed convolutions have their own curve (`conv_transpose`):
+# VAEs and deconvolutional networks ran 18-24% longer than estimated, their decoders' last layers 2-8x
+# (bench/results/curves_amd-epyc-2c_channels/README.md)
+PROFILE_VERSION = 10
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
 # the GRU's curves: a profile before version 8 has none and its GRUs read the LSTM's (`recurrent`)
@@ -51,7 +55,12 @@ class ThreadProfile(TypedDict):
 
     # [forward FLOPs of a batch plus product_weight_work x weights, seconds of forward + backward]
     linear: list[list[float]]
-    conv: list[list[float]]  # same, for Conv2d
+    conv: list[list[float]]  # same, for Conv2d, its FLOPs x costmodel.channel_padding
+    # same, for ConvTranspose2d (version >= 10; an older profile's conv curve stands in for it)
+    conv_transpose: NotRequired[list[list[float]]]
+    # the channels a convolution's kernels compute in blocks of (version >= 10 on a CPU; absent or 1: every
+    # channel counted as it is)
+    channel_block: NotRequired[int]
     # same, for CausalConv1d (version >= 6; an older profile's conv curve stands in for it)
     conv1d: NotRequired[list[list[float]]]
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,

@@ -7,6 +7,8 @@ import pytest
 import torch
 
 from advisor.calibration.profile import (
+    CONV_SIZES,
+    CONV_TRANSPOSE_SIZES,
     LINEAR_SIZES,
     PARAMETERS,
     THIN_LINEAR,
@@ -16,6 +18,7 @@ from advisor.calibration.profile import (
     profile_in_child,
     weight_work,
 )
+from advisor.engine.costmodel import CPU_CHANNEL_BLOCK
 
 
 @pytest.mark.parametrize(
@@ -56,6 +59,17 @@ def test_every_thread_count_gets_a_complete_profile_with_its_own_factor() -> Non
         works = [w for w, _ in rates["linear"]]
         assert works == sorted(works) and 0 <= rates.get("product_weight_work", -1) <= LINEAR_SIZES[-1][0] / 2
         assert len(rates.get("conv1d", [])) == 4 and all(s > 0 for _, s in rates.get("conv1d", []))
+        # transposed convolutions on their own curve, every convolution at its work in channel blocks
+        transposed = rates.get("conv_transpose", [])
+        assert len(transposed) == len(CONV_TRANSPOSE_SIZES) and all(s > 0 for _, s in transposed)
+        assert rates.get("channel_block") == CPU_CHANNEL_BLOCK
+        works = [w for w, _ in rates["conv"]]
+        assert works == sorted(works)
+        b, ci, co, side = CONV_SIZES[
+            0
+        ]  # 1 -> 8 channels: 8 padded to 16 twice, 1 to 16 for its input's gradient
+        assert (ci, co) == (1, 8)
+        assert any(w == pytest.approx(2.0 * b * co * side * side * ci * 9 * (2 + 2 + 16) / 3) for w in works)
         # the cells again over 128 steps, at the same sizes
         assert [w for w, _ in rates.get("recurrent_long", [])] == [w for w, _ in rates["recurrent"]]
         assert [w for w, _ in rates.get("rnn_long", [])] == [w for w, _ in rates["rnn"]]
