@@ -5,9 +5,10 @@ of sizes the profile did not measure, the same way the profile times its points 
 the cost of an empty layer taken off), and sets each against the cost model's seconds for it
 (costmodel._layer_seconds) and against the older reading it replaced: a convolution over time steps off the
 2-D convolutions' curve (before profile v6), a 2-D convolution at its FLOPs alone and a transposed one off
-that curve too (before v10: no channel padding, no curve of its own). Rounds alternate profile and layers,
+that curve too (before v10: no channel padding, no curve of its own), a max-pool at two passes of the
+activation curve (before v11). Rounds alternate profile and layers,
 so both see the same load. A kind whose measured/predicted ratios stray far beyond the held-out 2-D
-convolutions' needs its own curve (as CausalConv1d got in v6, ConvTranspose2d in v10).
+convolutions' needs its own curve (as CausalConv1d got in v6, ConvTranspose2d in v10, MaxPool2d in v11).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import argparse
 import json
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
 from advisor.calibration.layers import build_layer
-from advisor.calibration.profile import _fwd_bwd, profile_device
+from advisor.calibration.profile import _fwd_bwd, _stage, profile_device
 from advisor.engine.costmodel import _layer_seconds
 from advisor.engine.profile import ThreadProfile, at_threads
 from bench.machine import write_result
@@ -52,6 +53,16 @@ TRANSPOSED = (
     (16, 24, 1, 30, 3, 1),
 )
 
+# (batch, channels, side, kernel, stride) of a max-pool: a CNN's stages (2x2) and a published network's
+# overlapping 3x3 windows; none of them a profile point
+POOLS = (
+    (64, 32, 20, 2, 2),
+    (16, 64, 42, 2, 2),
+    (128, 16, 12, 2, 2),
+    (8, 128, 14, 2, 2),
+    (32, 64, 28, 3, 2),
+)
+
 
 def _sync() -> None:
     return None
@@ -68,15 +79,22 @@ def _base() -> float:
 def _row(
     layer: dict[str, Any], shape: tuple[int, ...], batch: int, rates: ThreadProfile, base: float
 ) -> dict[str, Any]:
-    x = torch.rand(batch, *shape, requires_grad=True)
+    if layer["kind"] == "MaxPool2d":  # on what it reads in a CNN, as the profile times it (_stage)
+        x = _stage(batch, shape[0], shape[1], torch.device("cpu"))
+    else:
+        x = torch.rand(batch, *shape, requires_grad=True)
     seconds = _fwd_bwd(build_layer(layer), x, _sync)
     measured = max(seconds - base, seconds * 0.05)
-    _, predicted, _ = _layer_seconds(layer, shape, batch, rates)
+    _, compute, other = _layer_seconds(layer, shape, batch, rates)
+    predicted = compute + other  # a max-pool's seconds are "other" (no FLOPs)
     row = {"kind": layer["kind"], "args": layer["args"], "batch": batch, "measured": measured}
     row["predicted"] = predicted  # off the curve the cost model reads this kind from
     if layer["kind"] == "CausalConv1d":  # the same layer read off the 2-D convolutions' curve
         conv_only = ThreadProfile(**{**rates, "conv1d": rates["conv"]})
         row["older"] = _layer_seconds(layer, shape, batch, conv_only)[1]
+    elif layer["kind"] == "MaxPool2d":  # two passes of the activation curve (before v11)
+        no_pool = cast(ThreadProfile, {k: v for k, v in rates.items() if k != "pool"})
+        row["older"] = _layer_seconds(layer, shape, batch, no_pool)[2]
     else:  # a convolution at its FLOPs alone, off the 2-D curve (the v9 cost model)
         unpadded = ThreadProfile(**{**rates, "channel_block": 1, "conv_transpose": []})
         row["older"] = _layer_seconds(layer, shape, batch, unpadded)[1]
@@ -98,6 +116,9 @@ def run(rounds: int) -> list[dict[str, Any]]:
         for b, ci, co, side, k, stride in TRANSPOSED:
             args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "stride": stride, "padding": 1}
             rows.append(_row({"kind": "ConvTranspose2d", "args": args}, (ci, side, side), b, rates, base))
+        for b, ch, side, k, stride in POOLS:
+            args = {"kernel_size": k, "stride": stride}
+            rows.append(_row({"kind": "MaxPool2d", "args": args}, (ch, side, side), b, rates, base))
     return rows
 
 

@@ -30,6 +30,7 @@ from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
+from advisor.contract import LayerArgs
 from advisor.engine import profile as curves
 from advisor.engine.costmodel import (
     CELL_STEPS,
@@ -86,6 +87,9 @@ LSTM_STEPS = SEQUENCE_STEPS
 CELL_LONG_STEPS = CELL_STEPS  # the same cells again over more steps: a call's fixed part and per-step part
 LONG_STEPS = LONG_SEQUENCE_STEPS  # the sequence over which per-step growth is measured
 VALUES = (1_000, 30_000, 300_000, 3_000_000)
+# (batch, channels, side) of a 2x2 max-pool's input: a small map's to a first stage's (2.1 M values read);
+# on a CPU its forward took 5-7x two passes of the ReLU curve (bench/results/curves_amd-epyc-2c_pool/)
+POOL_SIZES = ((16, 8, 8), (32, 8, 16), (32, 32, 24), (32, 64, 32))
 # up to weights four times the last-level cache (12 M parameters: Adam's four tensors, 192 MB), where the
 # optimiser streams from memory at each thread count instead of being extrapolated from 3 M
 PARAMETERS = (1_000, 30_000, 300_000, 3_000_000, 12_000_000)
@@ -155,6 +159,17 @@ def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None], repea
         out.sum().backward()
 
     return _median_seconds(run, sync, repeat=repeat)
+
+
+def _stage(batch: int, channels: int, side: int, dev: torch.device) -> torch.Tensor:
+    """What a max-pool reads in a CNN: a 3x3 convolution's rectified output of the harness's uniform batch.
+    A max-pool's speed depends on its data (its comparisons branch): on uniform noise it took 1.2-1.3x its
+    time on such a stage, and 3x its time on constant or sorted values."""
+    with torch.no_grad():
+        x = torch.relu(
+            nn.Conv2d(3, channels, 3, padding=1).to(dev)(torch.rand(batch, 3, side, side, device=dev))
+        )
+    return x.requires_grad_()
 
 
 def _harness_step(
@@ -282,7 +297,13 @@ def _at_threads(
         conv.append((work, each(partial(_fwd_bwd, kernel, x, sync, r))))
     for b, ci, co, side, k, stride in () if cuda else CONV_TRANSPOSE_SIZES:
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
-        args = {"in_channels": ci, "out_channels": co, "kernel_size": k, "stride": stride, "padding": 1}
+        args: LayerArgs = {
+            "in_channels": ci,
+            "out_channels": co,
+            "kernel_size": k,
+            "stride": stride,
+            "padding": 1,
+        }
         flops = KINDS["ConvTranspose2d"].shape(args, (ci, side, side))[2]
         work = b * flops * channel_padding(args, block, transposed=True)
         layer = nn.ConvTranspose2d(ci, co, k, stride=stride, padding=1).to(dev)
@@ -303,6 +324,14 @@ def _at_threads(
         gru = nn.GRU(i, h, batch_first=True).to(dev)  # three gates' products: 3/4 of the LSTM's FLOPs
         gated.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, x, sync, r))))
         gated_long.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, longer, sync, r))))
+    pool = []
+    for b, ch, side in POOL_SIZES:  # read by a max-pool at its input's values
+        pool.append(
+            (
+                float(b * ch * side * side),
+                each(partial(_fwd_bwd, nn.MaxPool2d(2), _stage(b, ch, side, dev), sync, r)),
+            )
+        )
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
@@ -348,6 +377,7 @@ def _at_threads(
             curves.GRU_CURVE: [[size, net(t[count]) / LSTM_STEPS] for size, t in gated],
             curves.GRU_LONG_CURVE: [[size, net(t[count]) / CELL_LONG_STEPS] for size, t in gated_long],
             "elementwise": [[size, net(t[count])] for size, t in elementwise],
+            "pool": [[size, net(t[count])] for size, t in pool],
             "optimizer": {name: [[p, t[count]] for p, t in points] for name, points in optimizer.items()},
             "optimizer_tensor_seconds": {
                 name: max(0.0, (many[count] - few[count]) / 14) for name, (many, few) in tensors.items()

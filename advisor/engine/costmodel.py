@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from advisor.contract import Layer, Trainable
 from advisor.engine.families import family_of, roles
-from advisor.engine.families.family import ADVERSARIAL, BACKPROP, CONTRASTIVE, PRETRAINED, VARIATIONAL, Step
+from advisor.engine.families.family import (
+    ADVERSARIAL,
+    BACKPROP,
+    CONTRASTIVE,
+    LOSS_ELBO_GAUSSIAN,
+    PRETRAINED,
+    VARIATIONAL,
+    Step,
+)
 from advisor.engine.layers import (
     BRANCHES,
     CD1_PRODUCT,
@@ -30,6 +38,7 @@ from advisor.engine.layers import (
     KINDS,
     LOOKUP,
     PLAIN_CELL,
+    POOLING,
     PRODUCT,
     TEMPORAL_CONVOLUTION,
     VIEW,
@@ -59,6 +68,13 @@ NO_INPUT_GRAD_SHARE = 2 / 3
 # bench/results/generalise_amd-epyc-2c_build/README.md). A next-token model's cross-entropy over steps x
 # vocabulary took a fifth of its step; the others are small beside their layers
 LOSS_PASSES = {"cross_entropy": 1.5, "mse": 1.5, "bce": 3.5}
+# a VAE's step beyond its networks, counted in calibration.steps._vae_step's forward (each op with its
+# backward, a pass of the element-wise curve): over the code, the reparameterisation (chunk, noise, scale,
+# exp, product, sum: 6) and the KL term (8); over the output, a Gaussian decoder's likelihood (9). At 8
+# passes in all, the small vector VAEs of the build seed (0.6-0.7 ms a step) were priced 21-27% under: the
+# launches of the ops left out (bench/results/curves_amd-epyc-2c_pool/README.md)
+VAE_CODE_OPS = 14
+GAUSSIAN_LIKELIHOOD_OPS = 9
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
 CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
@@ -71,7 +87,9 @@ CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent c
 CPU_CHANNEL_BLOCK = 16
 
 
-def channel_padding(args: dict[str, Any], block: int, *, transposed: bool, input_grad: bool = True) -> float:
+def channel_padding(
+    args: Mapping[str, Any], block: int, *, transposed: bool, input_grad: bool = True
+) -> float:
     """The work a convolution's kernels do per FLOP counted, its channels rounded up to `block`.
 
     Of forward + backward's three passes, a convolution's forward and weight gradient run blocks of its
@@ -148,6 +166,12 @@ def _layer_seconds(
         if long and not rates.get("sequence_line"):
             return out, calls * _call_seconds(short, long, work, int(shape[0])), 0.0
         return out, _sequence_share(rates, int(shape[0])) * cells * interpolate(short, work), 0.0
+    if kind.cost == POOLING and rates.get("pool"):
+        # a max-pool on its own curve, at its input's values (what its forward reads and its backward
+        # writes): on a CPU its forward (a maximum and an index per window) took 5-7x what two passes of the
+        # activation curve gave; overlapping 3x3 windows cost less per window than 2x2 ones, more per input
+        # value (bench/results/curves_amd-epyc-2c_pool/README.md); an older profile reads `touches` passes
+        return out, 0.0, interpolate(rates["pool"], batch * math.prod(shape))
     if kind.cost == VIEW:  # no kernel worth counting
         return out, 0.0, 0.0
     if kind.cost == LOOKUP:
@@ -316,10 +340,14 @@ def _variational(s: _Costing) -> tuple[float, float]:
     ec, eo = s.fwd_bwd(roles.ENCODER)
     dc, do = s.fwd_bwd(roles.DECODER, input_grad=True)  # from the reparameterised sample
     latent = s.batch * roles.network_input(s.c, roles.DECODER)[0]  # the latent code: the decoder's input
-    sample = 8 * interpolate(s.rates["elementwise"], latent)
+    # the step's own element-wise ops over the code (calibration.steps._vae_step), each with its backward
+    sample = VAE_CODE_OPS * interpolate(s.rates["elementwise"], latent)
     decoder = s.nets[roles.DECODER]
-    # the reconstruction's loss: binary cross-entropy behind a sigmoid, else MSE (calibration.steps)
-    loss = s.loss(roles.DECODER, "bce" if decoder and decoder[-1]["kind"] == "Sigmoid" else "mse")
+    if s.c["training"].get("loss") == LOSS_ELBO_GAUSSIAN:  # the Gaussian likelihood's ops over the output
+        values = s.batch * s.outputs.get(roles.DECODER, 0)
+        loss = GAUSSIAN_LIKELIHOOD_OPS * interpolate(s.rates["elementwise"], values)
+    else:  # the reconstruction's loss: binary cross-entropy behind a sigmoid, else MSE (calibration.steps)
+        loss = s.loss(roles.DECODER, "bce" if decoder and decoder[-1]["kind"] == "Sigmoid" else "mse")
     return ec + dc, eo + do + sample + loss + s.opt(roles.ENCODER, roles.DECODER) + s.base
 
 

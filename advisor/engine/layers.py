@@ -58,6 +58,7 @@ INDEX_BYTES = 8  # int64 token ids and pooling indices
 PRODUCT = "product"
 CD1_PRODUCT = "product without autograd"  # an RBM's, under CD-1
 CONVOLUTION = "convolution"
+POOLING = "pooling"  # a max-pool: off the profile's own curve at its input's values (version >= 11)
 TEMPORAL_CONVOLUTION = "temporal convolution"  # over time steps: its own curve (engine/profile.py, conv1d)
 GATED_CELL = "gated cell"
 PLAIN_CELL = "plain cell"
@@ -372,7 +373,7 @@ KINDS: dict[str, Kind] = {
     "Conv2d": Kind(conv2d, _weighted, CONVOLUTION, tensors=2),
     "ConvTranspose2d": Kind(conv_transpose2d, _weighted, CONVOLUTION, tensors=2),
     "CausalConv1d": Kind(causal_conv1d, _causal_conv1d_memory, TEMPORAL_CONVOLUTION, tensors=2),
-    "MaxPool2d": Kind(pool2d, _max_pool_memory, VALUES, touches=2.0),
+    "MaxPool2d": Kind(pool2d, _max_pool_memory, POOLING, touches=2.0),
     "AvgPool2d": Kind(pool2d, _saves_input, VALUES),
     "AdaptiveAvgPool2d": Kind(adaptive_pool2d, _adaptive_avg_pool_memory, VALUES),
     "BatchNorm2d": Kind(batch_norm, _batch_norm_memory, VALUES, tensors=2, touches=3.0),

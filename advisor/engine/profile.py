@@ -38,7 +38,9 @@ from advisor.contract import Contention, Unreliability
 # 3-channel side cost 2-8x its FLOPs), and transposed convolutions have their own curve (`conv_transpose`):
 # VAEs and deconvolutional networks ran 18-24% longer than estimated, their decoders' last layers 2-8x
 # (bench/results/curves_amd-epyc-2c_channels/README.md)
-PROFILE_VERSION = 10
+# 11: max-pools have their own curve (`pool`): their forward took 5-7x the two activation passes they were
+# priced at, and the generated CNNs ran 20-25% longer than estimated (bench/results/curves_amd-epyc-2c_pool/)
+PROFILE_VERSION = 11
 # the plain (tanh) RNN's curve, kept apart from the gated cells' (`recurrent`)
 PLAIN_CELL_CURVE: Final = "rnn"
 # the GRU's curves: a profile before version 8 has none and its GRUs read the LSTM's (`recurrent`)
@@ -61,6 +63,9 @@ class ThreadProfile(TypedDict):
     # the channels a convolution's kernels compute in blocks of (version >= 10 on a CPU; absent or 1: every
     # channel counted as it is)
     channel_block: NotRequired[int]
+    # [values a max-pool's windows read for a batch, seconds of forward + backward] (version >= 11; an older
+    # profile prices a max-pool at two passes of `elementwise`)
+    pool: NotRequired[list[list[float]]]
     # same, for CausalConv1d (version >= 6; an older profile's conv curve stands in for it)
     conv1d: NotRequired[list[list[float]]]
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,

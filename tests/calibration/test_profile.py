@@ -11,6 +11,7 @@ from advisor.calibration.profile import (
     CONV_TRANSPOSE_SIZES,
     LINEAR_SIZES,
     PARAMETERS,
+    POOL_SIZES,
     THIN_LINEAR,
     _Interleaved,
     product_work,
@@ -63,6 +64,10 @@ def test_every_thread_count_gets_a_complete_profile_with_its_own_factor() -> Non
         transposed = rates.get("conv_transpose", [])
         assert len(transposed) == len(CONV_TRANSPOSE_SIZES) and all(s > 0 for _, s in transposed)
         assert rates.get("channel_block") == CPU_CHANNEL_BLOCK
+        # max-pools on their own curve, at their input's values (version 11)
+        pools = rates.get("pool", [])
+        assert [w for w, _ in pools] == [float(b * ch * side * side) for b, ch, side in POOL_SIZES]
+        assert all(s > 0 for _, s in pools)
         works = [w for w, _ in rates["conv"]]
         assert works == sorted(works)
         b, ci, co, side = CONV_SIZES[
