@@ -150,13 +150,23 @@ def probe_plan(*, time_limit_seconds: int) -> WorkPlan:
 
 
 def add_mark(
-    marks: list[list[float]], *, at_s: float, done: float, total: float, restart: bool = False
+    marks: list[list[float]],
+    *,
+    at_s: float,
+    done: float,
+    total: float,
+    restart: bool = False,
+    restart_chance: float | None = None,
 ) -> list[list[float]] | None:
     """The job's marks with this progress event, when it changed the count of finished steps or announced a
-    new child (a fourth element, 1); else None."""
+    new child (a fourth element, 1); else None. A chance of a second child the job reported rides along as
+    a fifth element (engine.remaining.marks_from_json)."""
     if marks and marks[-1][1] == done and marks[-1][2] == total and not restart:
         return None
-    kept = [*marks, [round(at_s, 3), done, total, *([1] if restart else [])]]
+    tail: list[float] = [1] if restart else []
+    if restart_chance is not None:
+        tail = [1 if restart else 0, round(restart_chance, 3)]
+    kept = [*marks, [round(at_s, 3), done, total, *tail]]
     return kept if len(kept) <= KEEP_MARKS else [kept[0], *kept[-(KEEP_MARKS - 1) :]]
 
 

@@ -171,7 +171,15 @@ class Watcher:
             done, total = float(event.get("done", 0)), max(float(event.get("total") or 1), 1e-9)
             # each change of the finished steps is a mark the remaining-time estimator paces the rest by
             at = (now - self.started).total_seconds()
-            marked = add_mark(self.marks, at_s=at, done=done, total=total, restart=bool(event.get("restart")))
+            chance = event.get("restart_chance")
+            marked = add_mark(
+                self.marks,
+                at_s=at,
+                done=done,
+                total=total,
+                restart=bool(event.get("restart")),
+                restart_chance=None if chance is None else float(chance),
+            )
             if marked is not None:
                 self.marks = marked
             self.rows.update(

@@ -94,6 +94,17 @@ def system_share(results: Sequence[ResultEvent]) -> float:
     return _share(_fastest(ok)) if ok else 0.0
 
 
+def remeasure_chance(results: Sequence[ResultEvent], threshold: float) -> float | None:
+    """How likely the re-measure under the tuned allocator is, from the configurations measured so far.
+    run_job decides it when the sweep ends, by the system share at the fastest default-allocator
+    configuration against `threshold`; until then that share so far says it: 0 at half the threshold or
+    below, 1 at 1.5 times it or above, in proportion between. None before the first such configuration."""
+    ok = _ok(results, "default")
+    if not ok or threshold <= 0:
+        return None
+    return min(1.0, max(0.0, _share(_fastest(ok)) / threshold - 0.5))
+
+
 def configs_to_recheck(results: Sequence[ResultEvent]) -> list[tuple[int, int]]:
     """The fastest configuration per example under the default allocator: the one the user would train with.
     (One configuration only: the tuned child pays a fresh start of torch, and the job has a time limit.)"""

@@ -33,6 +33,7 @@ from advisor.calibration.findings import (
     ResultEvent,
     allocator_finding,
     configs_to_recheck,
+    remeasure_chance,
     system_share,
 )
 from advisor.calibration.summary import RecommendedPlan, SweepSummary, sweep_summary
@@ -212,8 +213,18 @@ def run_job(
     children: list[ChildStart] = []
     auto = plan.allocator == "auto" and plan.device == "cpu"
     first = "default" if plan.allocator == "auto" else plan.allocator
+
+    def sweep_event(event: Event) -> None:
+        # while the first child sweeps, each progress report says how likely the re-measure now looks, so
+        # that the remaining time counts it (or not) before it is announced
+        if auto and event["type"] == "progress":
+            chance = remeasure_chance(results, plan.system_share_threshold)
+            if chance is not None:
+                event = {**event, "restart_chance": chance}
+        on_event(event)
+
     status, error, stop_reason = _run_child(
-        payload, child_environment(first), deadline, on_event, should_cancel, results, children
+        payload, child_environment(first), deadline, sweep_event, should_cancel, results, children
     )
     finding: AllocatorFinding | None = None
     if auto and status == "succeeded":

@@ -93,11 +93,24 @@ class Mark:
     done: float  # steps finished (a fraction for a job that reports one, such as a probe's share of time)
     total: float  # steps the job expects in all, as it now knows
     restart: bool = False  # the job announced a new child (a calibration's re-measure): a start-up is next
+    # how likely that second child is, as the job now sees it (a calibration's system-time share so far
+    # against its threshold); None: the plan's chance stands
+    restart_chance: float | None = None
 
 
 def marks_from_json(rows: Sequence[Sequence[float]]) -> list[Mark]:
-    """A job's stored marks ([at_s, done, total] and a fourth element, 1, where a new child was announced)."""
-    return [Mark(float(m[0]), float(m[1]), float(m[2]), len(m) > 3 and bool(m[3])) for m in rows]
+    """A job's stored marks ([at_s, done, total], a fourth element 1 where a new child was announced, else 0
+    when a fifth follows: the second child's chance as the job saw it then)."""
+    return [
+        Mark(
+            float(m[0]),
+            float(m[1]),
+            float(m[2]),
+            len(m) > 3 and bool(m[3]),
+            float(m[4]) if len(m) > 4 else None,
+        )
+        for m in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -134,8 +147,10 @@ def remaining(
         # no step starts past the budget: what is left of it, or the rest of the step under way
         budget_left = plan.steps_budget_s - (elapsed_s - marks[0].at_s)
         steps_left = min(steps_left, max(budget_left, current - min(since, current)))
-    # a second child still to come, until one is announced
-    restart = 0.0 if any(m.restart for m in marks) else plan.restart_s
+    # a second child still to come, until one is announced: by the chance the job's own figures give, once
+    # it reports one, else the plan's
+    chance = plan.restart_chance if last.restart_chance is None else last.restart_chance
+    restart = 0.0 if any(m.restart for m in marks) else chance * (plan.restart_startup_s + plan.typical_s)
     seconds = steps_left + pace * plan.finish_s + restart
     return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
 

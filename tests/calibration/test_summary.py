@@ -10,7 +10,12 @@ import torch
 
 from advisor.calibration import detect_devices, local_device, sweep_summary
 from advisor.calibration.allocator import child_environment, current_allocator, preloadable
-from advisor.calibration.findings import allocator_finding, configs_to_recheck, system_share
+from advisor.calibration.findings import (
+    allocator_finding,
+    configs_to_recheck,
+    remeasure_chance,
+    system_share,
+)
 
 
 def row(batch: int, threads: int, seconds: float, allocator: str = "default", **extra: Any) -> dict[str, Any]:
@@ -161,6 +166,25 @@ def test_it_rechecks_the_fastest_batch_of_each_thread_count_and_measures_the_all
     assert finding["gain"] == pytest.approx(1 - 0.60 / 0.90)  # the fastest tuned configuration per example
     assert finding["env"]["MALLOC_MMAP_THRESHOLD_"] == "4294967296"
     assert finding["reason"]["rule"] == "cpu.allocator"
+
+
+@pytest.mark.parametrize(
+    ("rows", "chance"),
+    [
+        ([], None),  # nothing measured yet: the plan's chance stands
+        ([row(64, 1, 0.5, "tuned", system=0.2)], None),  # only the tuned child's
+        ([row(64, 1, 0.5, user=0.48, system=0.02)], 0.0),  # share 0.04: half the threshold or less
+        ([row(64, 1, 0.5, user=0.475, system=0.025)], 0.0),  # 0.05: half the threshold exactly
+        # the fastest per example decides, as at the sweep's end: 128 at 0.8 s, share 0.10
+        ([row(64, 1, 0.5, user=0.48, system=0.02), row(128, 1, 0.8, user=0.72, system=0.08)], 0.5),
+        ([row(64, 2, 0.4, user=0.3, system=0.1)], 1.0),  # share 0.25: above 1.5x the threshold, certain
+    ],
+)
+def test_the_remeasure_chance_reads_the_system_share_so_far_against_the_threshold(
+    rows: list[dict[str, Any]], chance: float | None
+) -> None:
+    found = remeasure_chance(rows, 0.10)  # type: ignore[arg-type]
+    assert found == (None if chance is None else pytest.approx(chance))
 
 
 REASON = {"code": "runnable", "text": "more tasks wanted to run than the 2 CPUs in 80% of the samples"}

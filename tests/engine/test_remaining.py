@@ -15,6 +15,7 @@ from advisor.engine.remaining import (
     expected_duration,
     fair_order,
     forecast,
+    marks_from_json,
     remaining,
     sweep_work,
 )
@@ -189,3 +190,24 @@ def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
     # announced: its start-up and its steps in full, the chance no more
     announced = [*ON_PLAN, Mark(11.0, 4, 5, restart=True)]
     assert remaining(maybe, announced, 11.0).seconds == pytest.approx(3.0 + 2.0 + 1.0)
+
+
+@pytest.mark.parametrize(("chance", "restart"), [(None, 2.5), (0.0, 0.0), (0.4, 2.0), (1.0, 5.0)])
+def test_a_second_child_counts_by_the_chance_the_job_reports_once_it_reports_one(
+    chance: float | None, restart: float
+) -> None:
+    """A calibration's sweep reports how likely its re-measure looks from its system time so far: that
+    chance replaces the plan's (0.5 x 5 s here) in what is left."""
+    maybe = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5, restart_startup_s=3.0)
+    marks = [*ON_PLAN[:2], Mark(7.0, 2, 4, restart_chance=chance)]
+    assert remaining(maybe, marks, 7.0).seconds == pytest.approx(5.0 + restart)
+
+
+def test_stored_marks_keep_the_reported_chance_and_read_older_marks_as_before() -> None:
+    rows = [[3.0, 0, 4], [5.0, 1, 4, 0, 0.25], [7.0, 2, 4, 1], [9.0, 3, 4, 1, 1.0]]
+    assert marks_from_json(rows) == [
+        Mark(3.0, 0, 4),
+        Mark(5.0, 1, 4, restart=False, restart_chance=0.25),
+        Mark(7.0, 2, 4, restart=True),
+        Mark(9.0, 3, 4, restart=True, restart_chance=1.0),
+    ]
