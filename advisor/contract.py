@@ -304,10 +304,15 @@ class Recommendation(TypedDict):
     device_profile: NotRequired[dict[str, Any]]
 
 
+# why a measured configuration (advisor.calibration.contention.judge) or a device profile is unreliable: the
+# one list the API's schema and docs/CONTRACT.md give
+UNRELIABILITY_CODES = ("interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared", "hurried")
+
+
 class Unreliability(TypedDict):
     """Why a measured configuration is unreliable (advisor.calibration.contention.judge)."""
 
-    code: str  # "interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared", "hurried"
+    code: str  # one of UNRELIABILITY_CODES
     text: str
 
 

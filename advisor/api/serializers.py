@@ -208,9 +208,7 @@ def _device(value: str) -> Device:
 
 
 class UnreliabilitySerializer(serializers.Serializer[contract.Unreliability]):
-    code = serializers.ChoiceField(
-        ["interval", "cpu_share", "runnable", "steal", "throttled", "gpu_shared", "hurried"]
-    )
+    code = serializers.ChoiceField(list(contract.UNRELIABILITY_CODES))
     text = serializers.CharField()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -174,3 +175,11 @@ def test_it_serves_docs_pages_from_local_static_files(page: str) -> None:
             bundle = APIClient().get(url)
             assert bundle.status_code == 200 and b"cdn.redoc.ly" not in bundle.content
             assert b"/static/vendor/redoc-logo-mini.svg" in bundle.content
+
+
+def test_it_gives_the_unreliability_codes_of_one_list_in_the_schema_and_the_contract_page() -> None:
+    components = _schema()["components"]["schemas"]
+    enums = {tuple(c.get("enum", ())) for c in components.values()}
+    assert contract.UNRELIABILITY_CODES in enums
+    page = (Path(__file__).resolve().parents[2] / "docs" / "CONTRACT.md").read_text(encoding="utf-8")
+    assert all(f"`{code}`" in page for code in contract.UNRELIABILITY_CODES)
