@@ -11,7 +11,9 @@ passes over the 4,000 examples the spec declares, as the engine counts them), de
 GAN: glr, dlr (1e-3), gb, db (Adam betas), dh, ddepth (discriminator), dsteps (D steps per G step), pack,
 smooth (real label), loss gan|r1|wgan-gp (gamma, gp), gnoise (a learned output noise, gnoise_init its
 log-variance). VAE: lr, beta (KL weight), learn_var + noise (one learned variance, sampled), hetero (a
-variance per value from the decoder), calibrated (sigma-VAE), sigma2 (fixed variance of squared error).
+variance per value from the decoder), calibrated (sigma-VAE), sigma2 (fixed variance of squared error),
+prior (components of a Gaussian mixture fitted to the training codes after training, sampled instead of
+the standard normal: ex-post density estimation, Ghosh et al. 2020).
 """
 
 from __future__ import annotations
@@ -130,7 +132,12 @@ class Vae:
         if self.log_var is not None:
             self.opt.add_param_group({"params": [self.log_var]})
         self.optimizers = [self.opt]
-        self.net = self.dec
+        # a prior fitted to the training codes after training (ex-post density estimation, Ghosh et al.
+        # 2020): a mixture of `prior` Gaussians on the encoder's means; the encoder is then kept with the
+        # decoder at the best epoch
+        self.prior_components = int(cfg.get("prior", 0))
+        self.codes: torch.Tensor | None = None
+        self.net: nn.Module = nn.ModuleList([self.enc, self.dec]) if self.prior_components else self.dec
 
     def update(self, xb: torch.Tensor, batch: int) -> None:
         cfg = self.cfg
@@ -150,10 +157,20 @@ class Vae:
         (nll + cfg.get("beta", 1.0) * kl).backward()
         self.opt.step()
 
+    def latent_draw(self, m: int) -> torch.Tensor:
+        if not self.prior_components or self.codes is None:
+            return torch.randn(m, self.latent)
+        from sklearn.mixture import GaussianMixture
+
+        with torch.no_grad():
+            means = self.enc(self.codes).chunk(2, 1)[0].numpy()
+        mixture = GaussianMixture(self.prior_components, covariance_type="full", random_state=0).fit(means)
+        return torch.from_numpy(mixture.sample(m)[0].astype(np.float32))
+
     def sample(self, m: int, x_val: np.ndarray) -> np.ndarray:
         cfg = self.cfg
         with torch.no_grad():
-            mu = self.dec(torch.randn(m, self.latent))
+            mu = self.dec(self.latent_draw(m))
             if cfg.get("calibrated"):  # the variance: the reconstruction error on the validation split
                 xv = torch.from_numpy(x_val)
                 mv, lv = self.enc(xv).chunk(2, 1)
@@ -197,6 +214,8 @@ def run(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     model = (Gan if cfg.get("kind", "gan") == "gan" else Vae)(cfg, h, depth, latent)
     updates = cfg.get("epochs", 100) * math.ceil(4000 / batch)
     data, n = torch.from_numpy(x_train), len(x_train)
+    if isinstance(model, Vae):
+        model.codes = data  # what a fitted prior is fitted to: the training split's codes
     order_draw = torch.Generator().manual_seed(seed)
     best: dict[str, Any] = {"val": -1.0}
     curve, done, epoch, started = [], 0, 0, time.process_time()
