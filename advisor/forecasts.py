@@ -102,7 +102,10 @@ def recent_marks(device: Device, family: str, *, keep: int = 10) -> list[list[li
 
 def startup_seconds(device: Device, *, keep: int = 10) -> float:
     """From the claim to the first configuration, as the device's latest calibrations took it (the median;
-    it moves with the load on a shared box), else engine.remaining.CHILD_START_S."""
+    it moves with the load on a shared box); before any, its profiling child's start-up (1.4 s where the
+    first configurations began at 1.7-1.9 s, on a quiet host on which CHILD_START_S's 7 s, taken on a busy
+    one, put every queued job's start twice too late: bench/results/queue_amd-epyc-2c_forecast-chance/);
+    else engine.remaining.CHILD_START_S."""
     rows = (
         CalibrationJob.objects.filter(device=device, status=DeviceJob.SUCCEEDED)
         .exclude(marks=[])
@@ -110,7 +113,10 @@ def startup_seconds(device: Device, *, keep: int = 10) -> float:
         .values_list("marks", flat=True)[:keep]
     )
     firsts = [float(marks[0][0]) for marks in rows if marks]
-    return statistics.median(firsts) if firsts else CHILD_START_S
+    if firsts:
+        return statistics.median(firsts)
+    profiled = (device.profile or {}).get("child_start_seconds")
+    return float(profiled) if isinstance(profiled, int | float) and profiled > 0 else CHILD_START_S
 
 
 def _per_batch(recommendation: Recommendation, candidate: int, device: Device) -> Callable[[int, int], float]:

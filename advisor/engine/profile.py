@@ -120,6 +120,10 @@ class DeviceProfile(TypedDict):
     unreliable_reasons: NotRequired[list[Unreliability]]
     # how many trusted profiles this one is the median of (merge; absent: one)
     merged: NotRequired[int]
+    # seconds from the profiling child's start to its imports done (the interpreter, torch, the harness):
+    # what a calibration's child pays before its first configuration, where the device has no finished
+    # calibration to say (advisor.forecasts.startup_seconds)
+    child_start_seconds: NotRequired[float]
 
 
 def interpolate(curve: list[list[float]], work: float, *, launch: bool = True) -> float:

@@ -185,3 +185,22 @@ def _spec() -> dict[str, Any]:
     from tests.conftest import TABULAR_SPEC
 
     return dict(TABULAR_SPEC)
+
+
+def test_a_jobs_start_up_comes_from_the_devices_finished_calibrations_else_its_profiling_child(
+    user: Any, rec: Recommendation, device: Device
+) -> None:
+    """Before any calibration ran on it, a device's start-up is its profiling child's (the interpreter and
+    torch imported); CHILD_START_S only where neither is known."""
+    from advisor.engine.remaining import CHILD_START_S
+    from advisor.forecasts import startup_seconds
+
+    assert startup_seconds(device) == CHILD_START_S
+    Device.objects.filter(pk=device.pk).update(profile={"kind": "cpu", "child_start_seconds": 1.5})
+    device.refresh_from_db()
+    assert startup_seconds(device) == 1.5
+    (done,) = _queue(user, rec, device, 1)
+    CalibrationJob.objects.filter(pk=done.pk).update(
+        status=CalibrationJob.SUCCEEDED, finished_at=timezone.now(), marks=[[2.5, 0, 3], [3.0, 1, 3]]
+    )
+    assert startup_seconds(device) == 2.5

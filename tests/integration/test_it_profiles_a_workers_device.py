@@ -24,6 +24,8 @@ def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp
         assert device.profile is not None and device.torch_version == torch.__version__
         first = device.profile["profiled_at"]
         assert [p["profiled_at"] for p in device.profile_history] == [first]
+        # the profiling child's start-up, which plans its calibrations before any has run here
+        assert 0 < device.profile["child_start_seconds"] < profiling.PROFILE_TIMEOUT
     finally:
         worker.stop()
     # the same host comes back, re-profiling its idle device a second after its latest profile
