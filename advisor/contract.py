@@ -134,6 +134,8 @@ class Training(TypedDict):
     momentum: NotRequired[float]
     betas: NotRequired[list[float]]  # Adam's (beta1, beta2) where a rule sets them (DCGAN's image GANs)
     weight_decay: NotRequired[float]  # a probe's next step against over-fitting (engine/variation.py)
+    # "mixture": a VAE draws new codes from a mixture fitted to its training codes (train.prior.mixture)
+    prior: NotRequired[str]
 
 
 class MemoryBytes(TypedDict):

@@ -90,7 +90,8 @@ def evaluate(candidate: dict[str, Any], examples: int, seed: int) -> dict[str, A
     n_test = n_val = round(examples * 0.2)
     x_test, x_val, x_train = x[:n_test], x[n_test : n_test + n_val], x[n_test + n_val :]
     run = train_generator(candidate, x_train, x_val, examples, seed)
-    advised = judge(x_test, generation.generate(candidate, run["nets"], n_test, seed=seed), seed)
+    fake = generation.generate(candidate, run["nets"], n_test, seed=seed, prior=run["prior"])
+    advised = judge(x_test, fake, seed)
     single, mixture, picked = mixture_reference(x_train, x_val, seed)
     baseline = judge(x_test, single.sample(n_test)[0].astype(np.float32), seed)
     reference = judge(x_test, mixture.sample(n_test)[0].astype(np.float32), seed)

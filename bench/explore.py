@@ -168,7 +168,7 @@ def generation_scale(family: str, seeds: list[int], scales: list[str]) -> Iterat
                 fitted = generation.Scale.fit("standard", x_train)
                 train, val, back = fitted.to_net(x_train), fitted.to_net(x_val), fitted.from_net
             run = generation.train_generator(candidate, train, val, RING_EXAMPLES, seed)
-            fake = back(generation.generate(candidate, run["nets"], 800, seed=seed))
+            fake = back(generation.generate(candidate, run["nets"], 800, seed=seed, prior=run["prior"]))
             yield {
                 "what": "scale",
                 "family": family,

@@ -229,6 +229,11 @@ class TrainingSerializer(serializers.Serializer[contract.Training]):
     weight_decay = serializers.FloatField(
         required=False, help_text="a probe's next step against over-fitting: the candidate with weight decay"
     )
+    prior = serializers.ChoiceField(
+        ["mixture"],
+        required=False,
+        help_text="a Gaussian VAE: new codes from a mixture fitted to its training codes",
+    )
 
 
 class MemoryBytesSerializer(serializers.Serializer[contract.MemoryBytes]):

@@ -214,10 +214,10 @@ def _generation(spec: TaskSpec) -> Choice:
         reasons = [reason("net.generation.random")]
         result = [generative.gan(spec), generative.vae(spec)]
     elif kind == "random":
-        # vectors and series: the GAN first as for images; the VAE, first here before, collapsed to its prior
-        # on the standardised scale the probe and the downloads train on (net.generation.vector)
+        # vectors and series: the VAE first, its decoder's variance started below the data's and its samples
+        # drawn from a mixture fitted to its codes (net.generation.vector, train.prior.mixture)
         reasons = [reason("net.generation.random"), reason("net.generation.vector")]
-        result = [generative.gan(spec), generative.vae(spec)]
+        result = [generative.vae(spec), generative.gan(spec)]
     else:
         reasons = [reason("net.generation.controlled")]
         result = [generative.vae(spec), generative.gan(spec)]

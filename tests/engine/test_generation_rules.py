@@ -1,6 +1,6 @@
 """Generation judged as generation: a generation task is sized by its two-sample target, never by an accuracy;
-vectors and series get a VAE with a Gaussian decoder first; generators get the longer epoch budget; a DN
-only where a specification is to be followed."""
+vectors and series get a VAE with a Gaussian decoder and a fitted prior first; generators get the longer
+epoch budget; a DN only where a specification is to be followed."""
 
 from __future__ import annotations
 
@@ -48,12 +48,12 @@ def test_a_higher_two_sample_target_widens_the_generator(
 @pytest.mark.parametrize(
     ("task", "first", "loss", "last_kinds"),
     [
-        (RING, "gan", "elbo_gaussian", ["Gaussian"]),
-        (SERIES, "gan", "elbo_gaussian", ["Gaussian", "Reshape"]),
-        (IMAGES, "gan", "elbo", ["Sigmoid"]),  # an image VAE's decoder stays Bernoulli
+        (RING, "vae", "elbo_gaussian", ["Gaussian"]),
+        (SERIES, "vae", "elbo_gaussian", ["Gaussian", "Reshape"]),
+        (IMAGES, "gan", "elbo", ["Sigmoid"]),  # an image VAE's decoder stays Bernoulli, the GAN first
     ],
 )
-def test_it_gives_vectors_and_series_a_gan_first_and_a_gaussian_vae_second(
+def test_it_gives_vectors_and_series_a_gaussian_vae_first_with_a_fitted_prior(
     task: dict[str, Any], first: str, loss: str, last_kinds: list[str]
 ) -> None:
     rec = recommend(task)
@@ -65,6 +65,11 @@ def test_it_gives_vectors_and_series_a_gan_first_and_a_gaussian_vae_second(
         gaussian = next(layer for layer in vae["networks"]["decoder"] if layer["kind"] == "Gaussian")
         assert gaussian["args"]["features"] == (2 if task is RING else 64)
         assert "net.generation.vector" in {r["rule"] for r in rec["reasons"]}
+        # its samples come from codes drawn where the training codes lie (Ghosh et al. 2020)
+        assert vae["training"]["prior"] == "mixture"
+        assert "train.prior.mixture" in {r["rule"] for r in vae["reasons"]}
+    else:
+        assert "prior" not in vae["training"]
 
 
 @pytest.mark.parametrize(("task", "family"), [(RING, "vae"), (RING, "gan"), (IMAGES, "gan")])

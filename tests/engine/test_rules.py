@@ -88,9 +88,11 @@ TABLE = [
     ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer", TABULAR, spec("generation", [3, 32, 32]), "0"),
     ("train.optimizer.gan", spec("generation", [3, 32, 32]), spec("generation", [2]), "0"),
-    # vectors: the GAN first (net.generation.vector), the VAE second
-    ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "0"),
+    # vectors: the VAE first (net.generation.vector), the GAN second
+    ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "1"),
     ("train.optimizer.vae", spec("generation", [20], generation="controlled"), TABULAR, "0"),
+    # a Gaussian VAE's fitted prior: vectors and series, not an image VAE's Bernoulli decoder
+    ("train.prior.mixture", spec("generation", [2]), spec("generation", [3, 32, 32]), "0|any"),
     ("train.optimizer.cd", spec("tabular", [20], goal="compress"), TABULAR, "any"),
     ("train.optimizer.published", IMAGENET, CIFAR, "0"),
     (
@@ -229,6 +231,7 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
                 "Bai",
                 "Cho",
                 "Dosovitskiy",
+                "Ghosh",
             )
         )
     catalog[0]["text"] = "changed"
@@ -240,7 +243,7 @@ def test_it_orders_candidates_as_patterson_says() -> None:
         return [c["family"] for c in recommend(s)["candidates"]]
 
     assert families(spec("generation", [3, 32, 32]))[:2] == ["gan", "vae"]
-    assert families(spec("generation", [2]))[:2] == ["gan", "vae"]  # vectors: net.generation.vector
+    assert families(spec("generation", [2]))[:2] == ["vae", "gan"]  # vectors: net.generation.vector
     assert families(spec("generation", [3, 32, 32], generation="controlled"))[:2] == ["vae", "gan"]
     # data over time: the three networks expected to reach the target first (in the order of the time they
     # need: test_time_first.py), then the RNN, then the shallow baseline last, as for small images

@@ -224,3 +224,48 @@ def test_its_verdict_says_met_or_missed_beside_the_baseline(
     assert words in answer["text"] + " ".join(answer["notes"])
     assert (BASE["model"] in answer["text"]) is (score is not None)
     assert ("posterior collapse" in " ".join(answer["notes"])) is (score == 0.25)
+
+
+def test_a_gaussian_vaes_codes_come_from_the_prior_fitted_to_its_training_codes(
+    split: splitting.Split,
+) -> None:
+    """A Gaussian VAE's training says `prior: mixture`: `fit_prior` fits a mixture of Gaussians to the
+    encoder's means of the training split and `generate` decodes codes drawn from it; a GAN has none."""
+    import torch
+
+    from advisor.calibration import make_step
+
+    vae, gan = short("vae", 1), short("gan", 1)
+    assert vae["training"]["prior"] == "mixture" and "prior" not in gan["training"]
+    nets = make_step(vae, "cpu").nets
+    prior = generation.fit_prior(vae, nets, split.x_train, seed=0)
+    assert prior.n_components == generation.PRIOR_COMPONENTS
+    with torch.no_grad():
+        codes = nets["encoder"](torch.from_numpy(split.x_train)).chunk(2, dim=1)[0].numpy()
+    assert np.allclose(prior.means_.T @ prior.weights_, codes.mean(axis=0), atol=1e-3)
+    assert generation.fit_prior(gan, make_step(gan, "cpu").nets, split.x_train) is None
+
+    class OneCode:
+        """A prior that always draws the same code."""
+
+        def sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+            return np.full((n, vae["io"]["latent_size"]), 0.7), np.zeros(n)
+
+    with torch.no_grad():  # no decoder noise: an example is its code's decoding
+        for name, parameter in nets["decoder"].named_parameters():
+            if name.endswith("log_variance"):
+                parameter.fill_(-60.0)
+    same = generation.generate(vae, nets, 5, seed=0, prior=OneCode())
+    varied = generation.generate(vae, nets, 5, seed=0)
+    assert np.allclose(same, same[0]) and not np.allclose(varied, varied[0])
+
+
+def test_a_gaussian_decoders_variance_starts_below_a_standardised_values() -> None:
+    """Started at 1, a standardised value's own variance, the decoder that ignores the code was optimal
+    from the first step and the VAE collapsed to it (bench/results/advice_amd-epyc-2c_generation-prior/);
+    the initialisation keeps the Gaussian layer's start."""
+    from advisor.calibration import make_step
+
+    decoder = make_step(short("vae", 1), "cpu").nets["decoder"]
+    (log_variance,) = [p for name, p in decoder.named_parameters() if name.endswith("log_variance")]
+    assert bool((log_variance == -2.0).all())

@@ -68,7 +68,8 @@ NORMALISATION = (
 
 def init_small(module: nn.Module, scale: float, fan_in_cap: bool) -> None:
     """Weights (2+ dimensions) uniform in +-scale, at most +-1/sqrt(fan-in) with the
-    cap; biases zero; a normalisation layer's scale stays one."""
+    cap; biases zero; a normalisation layer's scale and a Gaussian decoder's
+    log-variance keep their own start."""
     with torch.no_grad():
         for sub in module.modules():
             is_norm = isinstance(sub, NORMALISATION)
@@ -79,7 +80,7 @@ def init_small(module: nn.Module, scale: float, fan_in_cap: bool) -> None:
                         fan_in = p.shape[1] * math.prod(p.shape[2:])
                         bound = min(scale, 1.0 / math.sqrt(max(1, fan_in)))
                     p.uniform_(-bound, bound)
-                elif not (is_norm and name == "weight"):
+                elif not (is_norm and name == "weight") and name != "log_variance":
                     p.zero_()
 
 

@@ -122,13 +122,39 @@ def two_sample_score(real: np.ndarray, generated: np.ndarray, *, seed: int = 0) 
     return score_of(two_sample_accuracy(real, generated, seed=seed))
 
 
+PRIOR_COMPONENTS = 10  # a fitted prior's Gaussians (Ghosh et al. 2020, §4: ex-post density estimation)
+
+
+def fit_prior(
+    candidate: Mapping[str, Any], nets: Mapping[str, nn.Module], x_train: np.ndarray, *, seed: int = 0
+) -> Any:
+    """The prior a VAE whose training says `prior: mixture` draws its codes from (rule train.prior.mixture):
+    a mixture of PRIOR_COMPONENTS Gaussians (scikit-learn, full covariances) fitted to the encoder's means
+    of `x_train` (on the scale it trained on). None for any other generator: it draws from N(0, I)."""
+    if family_of(candidate) is not VAE or candidate["training"].get("prior") != "mixture":
+        return None
+    import torch
+    from sklearn.mixture import GaussianMixture
+
+    encoder = nets["encoder"]
+    device = next(encoder.parameters()).device
+    encoder.eval()
+    with torch.no_grad():
+        inputs = torch.from_numpy(np.ascontiguousarray(x_train, dtype=np.float32)).to(device)
+        means = encoder(inputs).chunk(2, dim=1)[0].cpu().numpy().astype(np.float64)
+    encoder.train()
+    components = max(1, min(PRIOR_COMPONENTS, len(means) // 2))
+    return GaussianMixture(components, covariance_type="full", random_state=seed).fit(means)
+
+
 def generate(
-    candidate: Mapping[str, Any], nets: Mapping[str, nn.Module], n: int, *, seed: int = 0
+    candidate: Mapping[str, Any], nets: Mapping[str, nn.Module], n: int, *, seed: int = 0, prior: Any = None
 ) -> np.ndarray:
     """`n` examples drawn from a trained generator, [n, *io.input_shape]: a GAN's generator on N(0, I)
-    noise; a VAE's decoder on N(0, I) latent codes, plus its Gaussian decoder's noise (the `Gaussian`
-    layer's learned variance) where it has one (a Bernoulli decoder's sigmoid output is its mean, as images
-    are shown). The networks are left in training mode."""
+    noise; a VAE's decoder on latent codes from `prior` (fit_prior's mixture) where it has one, else N(0,
+    I), plus its Gaussian decoder's noise (the `Gaussian` layer's learned variance) where it has one (a
+    Bernoulli decoder's sigmoid output is its mean, as images are shown). The networks are left in training
+    mode."""
     import torch
 
     role = _ROLES.get(family_of(candidate).key)
@@ -142,7 +168,11 @@ def generate(
     noise = next((p for name, p in net.named_parameters() if name.endswith("log_variance")), None)
     net.eval()
     with torch.no_grad():
-        z = torch.randn(n, int(candidate["io"]["latent_size"]), generator=draw).to(device)
+        if prior is not None:
+            codes, _ = prior.sample(n)  # grouped by component: the two-sample test reads no order
+            z = torch.from_numpy(codes.astype(np.float32)).to(device)
+        else:
+            z = torch.randn(n, int(candidate["io"]["latent_size"]), generator=draw).to(device)
         out = net(z).reshape(n, -1)
         if noise is not None:
             out = out + torch.exp(0.5 * noise).reshape(1, -1) * torch.randn(out.shape, generator=draw).to(
@@ -227,6 +257,7 @@ class TrainedGenerator(TypedDict):
     seconds: float
     curve: list[EvalRow]
     stopped: str  # "epochs", "time", "stopped" or "diverged"
+    prior: Any  # fit_prior's mixture at the best evaluation (None: the generator draws from N(0, I))
 
 
 @dataclass
@@ -281,7 +312,8 @@ def train_generator(
 
     def evaluate(at: int) -> None:
         nonlocal stopped
-        fake = generate(candidate, step.nets, len(x_val), seed=seed + at)
+        prior = fit_prior(candidate, step.nets, x_train, seed=seed)
+        fake = generate(candidate, step.nets, len(x_val), seed=seed + at, prior=prior)
         if np.isfinite(fake).all():
             val = two_sample_score(x_val, fake, seed=seed)
         else:  # a diverged generator: nothing it draws passes for real
@@ -319,6 +351,7 @@ def train_generator(
     for role, net in step.nets.items():
         net.load_state_dict(best.states[role])
     return {
+        "prior": fit_prior(candidate, step.nets, x_train, seed=seed),
         "nets": step.nets,
         "epochs": epochs if stopped == "epochs" else epoch,
         "planned_epochs": epochs,

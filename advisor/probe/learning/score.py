@@ -94,7 +94,9 @@ def score_generator(
     taken on, scored against it (0 where the generator drew values that are not finite); stage `generator`."""
     clock.progress("scoring generated examples against the held-out split")
     trained = net.trained
-    fake = generate(net.candidate, trained["nets"], len(split.x_test), seed=plan.seed)
+    fake = generate(
+        net.candidate, trained["nets"], len(split.x_test), seed=plan.seed, prior=trained.get("prior")
+    )
     fake = standard.to_net(net.scale.from_net(fake.reshape(len(fake), -1)))
     real = standard.to_net(split.x_test)
     finite = bool(np.isfinite(fake).all())
