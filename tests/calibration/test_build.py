@@ -43,12 +43,13 @@ def test_the_gaussian_vae_learns_its_decoders_variance_and_samples_with_it() -> 
     candidate = C.vae_gaussian()
     step = make_step(candidate, "cpu")
     (noise,) = [m for m in step.nets["decoder"].modules() if isinstance(m, Gaussian)]
-    assert torch.equal(noise.log_variance, torch.zeros(6))  # variance 1 to start, as a bias starts at 0
+    start = torch.full((6,), -2.0)  # variance 0.14 to start: under a standardised value's 1
+    assert torch.equal(noise.log_variance, start)
     batch = step.make_batch(16)
     for _ in range(5):
         step.refill(batch)
         step.run(batch)
-    assert not torch.equal(noise.log_variance, torch.zeros(6))  # the likelihood moved it
+    assert not torch.equal(noise.log_variance, start)  # the likelihood moved it
     samples = generate(candidate, step.nets, 200, seed=0)
     means = step.nets["decoder"](torch.randn(200, 3)).detach()
     assert samples.shape == (200, 6)
