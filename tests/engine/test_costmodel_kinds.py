@@ -1,4 +1,5 @@
-"""The profiled time model's reading of particular layer kinds and steps: max-pools, a VAE's own ops."""
+"""The profiled time model's reading of particular layer kinds and steps: convolutions' channel blocks,
+transposed convolutions, max-pools, a VAE's own ops."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from advisor.engine.costmodel import (
     GAUSSIAN_LIKELIHOOD_OPS,
     LOSS_PASSES,
     _layer_seconds,
+    channel_padding,
     factor_of,
     step_cost,
 )
@@ -85,3 +87,55 @@ def test_a_gaussian_decoders_likelihood_costs_its_ops_over_the_output_where_mse_
     expected = factor_of(PROFILE) * (likelihood - squared)
     assert gaussian.other - mse.other == pytest.approx(expected, rel=1e-6)
     assert gaussian.compute == pytest.approx(mse.compute)
+
+
+@pytest.mark.parametrize(
+    ("in_channels", "out_channels", "transposed", "input_grad", "padding"),
+    [
+        (16, 32, False, True, 1.0),  # whole blocks: as counted
+        (32, 1, False, True, (16 + 16 + 1) / 3),  # forward and weights run blocks of the output channels
+        (1, 32, False, True, (1 + 1 + 16) / 3),  # the input's gradient runs blocks of the input channels
+        (1, 32, False, False, 1.0),  # a first layer has no input gradient
+        (32, 1, True, True, (1 + 1 + 16) / 3),  # a transposed convolution the other way round
+        (3, 32, True, True, (16 / 3 + 16 / 3 + 1) / 3),
+        (24, 8, False, True, (2 + 2 + 32 / 24) / 3),
+    ],
+)
+def test_a_convolutions_work_counts_the_channel_blocks_its_kernels_run(
+    in_channels: int, out_channels: int, transposed: bool, input_grad: bool, padding: float
+) -> None:
+    args = {"in_channels": in_channels, "out_channels": out_channels}
+    assert channel_padding(args, 16, transposed=transposed, input_grad=input_grad) == pytest.approx(padding)
+    assert channel_padding(args, 1, transposed=transposed, input_grad=input_grad) == 1.0
+    assert channel_padding({**args, "groups": 2}, 16, transposed=transposed) == 1.0
+
+
+def test_a_transposed_convolution_is_read_off_its_own_curve_at_its_padded_work() -> None:
+    decoder = [
+        {"kind": "Linear", "args": {"in_features": 8, "out_features": 32 * 7 * 7}},
+        {"kind": "Reshape", "args": {"shape": [32, 7, 7]}},
+        {
+            "kind": "ConvTranspose2d",
+            "args": {"in_channels": 32, "out_channels": 1, "kernel_size": 4, "stride": 2, "padding": 1},
+        },
+    ]
+    candidate = {
+        "family": "ffn",
+        "published": None,
+        "networks": {"model": decoder},
+        "io": {"input_shape": [8], "target": "class", "outputs": 784},
+        "training": {"optimizer": "sgd"},
+    }
+
+    def seconds(profile: Any) -> float:
+        return step_cost(candidate, batch_size=32, threads=1, profile=profile).compute
+
+    older = copy.deepcopy(PROFILE)  # version 9: FLOPs alone, off the conv curve
+    padded = copy.deepcopy(PROFILE)
+    own = copy.deepcopy(PROFILE)
+    for rates in padded["threads"].values():
+        rates["channel_block"] = 16
+    for rates in own["threads"].values():
+        rates["channel_block"] = 16
+        rates["conv_transpose"] = [[w, 2 * s] for w, s in rates["conv"]]
+    assert seconds(older) < seconds(padded) < seconds(own)

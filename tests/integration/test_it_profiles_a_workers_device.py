@@ -25,7 +25,7 @@ def test_a_worker_profiles_its_device_before_taking_jobs_and_again_when_idle(tmp
         first = device.profile["profiled_at"]
         assert [p["profiled_at"] for p in device.profile_history] == [first]
         # the profiling child's start-up, which plans its calibrations before any has run here
-        assert 0 < device.profile["child_start_seconds"] < profiling.PROFILE_TIMEOUT
+        assert device.profile["child_start_seconds"] > 0
     finally:
         worker.stop()
     # the same host comes back, re-profiling its idle device a second after its latest profile
