@@ -267,6 +267,7 @@ class _Best:
     val: float = -1.0
     epoch: int = 0
     states: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)
+    prior: Any = None  # fit_prior's mixture then (it depends on the encoder of that moment)
 
 
 def train_generator(
@@ -328,6 +329,7 @@ def train_generator(
         if val > best.val:
             best.val, best.epoch = val, at
             best.states = {role: copy.deepcopy(net.state_dict()) for role, net in step.nets.items()}
+            best.prior = prior
         if on_eval is not None:
             on_eval(row)
 
@@ -351,7 +353,7 @@ def train_generator(
     for role, net in step.nets.items():
         net.load_state_dict(best.states[role])
     return {
-        "prior": fit_prior(candidate, step.nets, x_train, seed=seed),
+        "prior": best.prior,
         "nets": step.nets,
         "epochs": epochs if stopped == "epochs" else epoch,
         "planned_epochs": epochs,
