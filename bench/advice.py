@@ -35,10 +35,11 @@ from typing import Any
 import numpy as np
 
 from advisor.engine import recommend
+from advisor.engine.variation import scaled
 from advisor.probe.learning import split as splits
 from advisor.probe.learning import train
 from bench import advice_time
-from bench.advice_data import GENERATION, SEQUENCES, dataset, widen
+from bench.advice_data import GENERATION, SEQUENCES, dataset
 from bench.advice_variants import VARIANTS
 
 SEARCH_RATES = {"adam": (3e-4, 1e-3, 3e-3, 1e-2), "sgd": (3e-3, 1e-2, 3e-2, 1e-1)}
@@ -62,7 +63,7 @@ def search(
     for optimiser, rates in SEARCH_RATES.items():
         for rate in rates:
             for factor in SEARCH_WIDTHS:
-                cand = widen(candidate, factor) if factor != 1 else dict(candidate)
+                cand = scaled(candidate, factor) if factor != 1 else dict(candidate)
                 training = {**candidate["training"], "optimizer": optimiser, "learning_rate": rate}
                 training.pop("momentum", None)
                 if optimiser == "sgd":

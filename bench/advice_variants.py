@@ -48,9 +48,9 @@ def _sgd_half(rate: float) -> Callable[[Candidate], None]:
     """The search's pick on diabetes: SGD with momentum 0.9 at half the width."""
 
     def apply(c: Candidate) -> None:
-        from bench.advice_data import widen
+        from advisor.engine.variation import scaled
 
-        c.update(widen(c, 0.5))
+        c.update(scaled(c, 0.5))
         _training(optimizer="sgd", learning_rate=rate, momentum=0.9)(c)
 
     return apply

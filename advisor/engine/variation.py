@@ -1,6 +1,7 @@
 """A candidate with a stated change (issue 25 item 4, the probe's next step): every hidden width multiplied
-(`widen`), or weight decay added to its training (`with_weight_decay`); `vary` applies a stored variation
-({"width": 2, "weight_decay": 0.001}, docs/CONTRACT.md) to the recommendation's candidate.
+(`widen`; `scaled` by any factor, for bench's searches), or weight decay added to its training
+(`with_weight_decay`); `vary` applies a stored variation ({"width": 2, "weight_decay": 0.001},
+docs/CONTRACT.md) to the recommendation's candidate.
 
 A varied candidate is rebuilt and counted as `candidate.to_candidate` counts a draft (parameters, FLOPs, kept
 values, memory at its batch), so a probe's parameter cap, its threads and a code download read the network it
@@ -38,13 +39,17 @@ def weight_decay_for(optimizer: str) -> float:
     return WEIGHT_DECAY.get(optimizer.lower(), DEFAULT_WEIGHT_DECAY)
 
 
+def _times(value: object, factor: float) -> int:
+    return max(1, round(int(cast(int, value)) * factor))
+
+
 def widen_layers(
-    layers: list[Layer], factor: int, *, data_in: bool = True, keep_out: bool = True
+    layers: list[Layer], factor: float, *, data_in: bool = True, keep_out: bool = True
 ) -> list[Layer]:
-    """`layers` with every hidden width multiplied by `factor`: a layer's input width stays while it is the
-    data's (`data_in`), the last weighted layer's output stays where `keep_out` (the network's outputs); a
-    residual block's body and shortcut both read the block's input. Integer factors keep a flattened
-    feature map's width (channels x positions) exact."""
+    """`layers` with every hidden width multiplied by `factor` (rounded, at least 1): a layer's input width
+    stays while it is the data's (`data_in`), the last weighted layer's output stays where `keep_out` (the
+    network's outputs); a residual block's body and shortcut both read the block's input. Integer factors
+    keep a flattened feature map's width (channels x positions) exact."""
     weighted = [i for i, item in enumerate(layers) if any(k in item["args"] for k in GROW + TAKE)]
     last = weighted[-1] if weighted and keep_out else None
     out: list[Layer] = []
@@ -59,15 +64,15 @@ def widen_layers(
         elif i in weighted:
             for key in TAKE if not data_in else ():
                 if key in args:
-                    args[key] = int(cast(int, args[key])) * factor
+                    args[key] = _times(args[key], factor)
             for key in GROW if i != last else ():
                 if key in args:
-                    args[key] = int(cast(int, args[key])) * factor
+                    args[key] = _times(args[key], factor)
             data_in = False
         elif not data_in:
             for key in FOLLOW:
                 if key in args:
-                    args[key] = int(cast(int, args[key])) * factor
+                    args[key] = _times(args[key], factor)
         out.append({"kind": item["kind"], "args": cast(LayerArgs, args)})
     return out
 
@@ -92,16 +97,23 @@ def recount(candidate: Candidate) -> Candidate:
 
 
 def widen(candidate: Candidate, factor: int) -> Candidate:
-    """A copy of the candidate with every hidden width x`factor` (inputs and outputs kept), recounted."""
-    if factor < 1:
+    """A copy of the candidate with every hidden width x`factor` (inputs and outputs kept), recounted: the
+    probe's next step, which only widens, by whole numbers, a network of the rules' own making."""
+    if factor < 1 or factor != int(factor):
         raise CannotVary(f"a width factor is a whole number from 1, not {factor}")
     if candidate.get("published"):
         raise CannotVary(f"{candidate['published']} is a published network: its widths are its own")
+    return scaled(candidate, factor)
+
+
+def scaled(candidate: Candidate, factor: float) -> Candidate:
+    """A copy of the candidate with every hidden width x`factor`, rounded (x0.5 narrows; bench's searches
+    try both ways), recounted; CannotVary for a candidate of several networks or a broken shape."""
     if set(candidate["networks"]) != {MODEL}:
         raise CannotVary(f"a {candidate['family']} has several networks ({', '.join(candidate['networks'])})")
     wide = copy.deepcopy(candidate)
     wide["networks"] = {MODEL: widen_layers(candidate["networks"][MODEL], factor)}
-    wide["hidden_sizes"] = [int(s) * factor for s in candidate.get("hidden_sizes") or []]
+    wide["hidden_sizes"] = [_times(s, factor) for s in candidate.get("hidden_sizes") or []]
     return recount(wide)
 
 

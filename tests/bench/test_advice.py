@@ -1,35 +1,17 @@
-"""`python -m bench advice`'s parts: the search's widened networks build and keep their inputs and outputs,
-the synthetic token tasks are learnable as constructed, and token ids reach the embedding whole."""
+"""`python -m bench advice`'s parts (its search's widened networks are the engine's `variation.scaled`,
+tests/engine/test_variation.py): the synthetic token tasks are learnable as constructed, and token ids
+reach the embedding whole."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import torch
 
-from advisor.calibration.layers import build
 from advisor.engine import recommend
 from advisor.probe.learning import split as splits
 from advisor.probe.learning import train
-from bench.advice_data import _tokens, dataset, widen
-
-
-@pytest.mark.parametrize("name", ["digits", "iris", "tokens-count"])
-@pytest.mark.parametrize("factor", [0.5, 2.0])
-def test_it_widens_the_hidden_layers_only(name: str, factor: float) -> None:
-    _, spec, _ = dataset(name, 0)
-    first = recommend(spec)["candidates"][0]
-    wide = widen(first, factor)
-    net, base = build(wide)["model"], build(first)["model"]
-    x = (
-        torch.randint(0, 200, (3, *first["io"]["input_shape"]))
-        if first["io"].get("vocab_size")
-        else torch.rand(3, *first["io"]["input_shape"])
-    )
-    assert net(x).shape == base(x).shape  # same inputs, same outputs
-    count = sum(p.numel() for p in net.parameters())
-    assert (count < first["parameters"]) if factor < 1 else (count > first["parameters"])
+from bench.advice_data import _tokens, dataset
 
 
 def _bag(spec: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from advisor.calibration.layers import build
 from advisor.contract import Candidate
 from advisor.engine import recommend
 from advisor.engine.memory import memory_for
-from advisor.engine.variation import CannotVary, describe, vary, widen, with_weight_decay
+from advisor.engine.variation import CannotVary, describe, scaled, vary, widen, with_weight_decay
 
 HARDWARE = {"cpu_cores": 2, "ram_gb": 8}
 SPECS: dict[str, dict[str, Any]] = {
@@ -59,6 +59,17 @@ def test_it_widens_every_hidden_width_and_recounts_the_network(name: str, factor
         assert base["networks"] != wide["networks"] and base["parameters"] != wide["parameters"]  # a copy
 
 
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_it_narrows_by_a_fraction_for_a_search(name: str) -> None:
+    for base in candidates(name):
+        narrow = scaled(base, 0.5)
+        net, original = build(narrow)["model"], build(base)["model"]
+        x = example(base)
+        assert net(x).shape == original(x).shape
+        assert narrow["parameters"] == sum(p.numel() for p in net.parameters()) < base["parameters"]
+        assert narrow["hidden_sizes"] == [max(1, round(s * 0.5)) for s in base["hidden_sizes"]]
+
+
 def test_it_chains_widths_as_one_factor() -> None:
     for base in candidates("tabular"):
         assert widen(widen(base, 2), 2)["parameters"] == widen(base, 4)["parameters"]
@@ -81,6 +92,7 @@ def test_it_adds_weight_decay_to_the_training_only() -> None:
     [
         (lambda c: widen(c, 2), "several networks"),  # a GAN: generator and discriminator
         (lambda c: widen(c, 0), "whole number"),
+        (lambda c: widen(c, 1.5), "whole number"),
         (lambda c: with_weight_decay(c, -1.0), "not negative"),
         (lambda c: vary(c, {"depth": 2}), "unknown variation depth"),
     ],
