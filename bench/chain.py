@@ -87,6 +87,7 @@ def chain(name: str, limit: float, steps: int) -> dict[str, Any]:
                 candidates=probeable,
                 tried=tried,
                 previous=previous,
+                previous_score=done[-1]["score"] if done else None,
                 variation=variation,
                 max_parameters=MAX_PARAMETERS,
             )

@@ -2,9 +2,11 @@
 
 - **generators**: generator set-ups (GAN, VAE) on advice's 8-Gaussian ring with their own small loop
   (`bench/explore_generators.py`), scored by the product's two-sample test; one row per (set-up, seed).
-- **widths**: networks over time steps at chosen widths and batches (items FAMILY[:WIDTH][@BATCH]: lstm, gru
-  or tcn, its units or channels, its batch; the rules' where left out) on advice's splits, trained by the
-  probe's loop timed by this process's CPU time: the CPU seconds to the target; one row per (item, seed).
+- **widths**: networks over time steps at chosen widths and batches (items FAMILY[:WIDTH][@BATCH][+OPTION...]:
+  lstm, gru or tcn, its units or channels, its batch, the rules' where left out; options `drop0.1` (dropout
+  after each ReLU of a TCN's residual bodies, Bai et al.'s regulariser), `wd0.001` (weight decay), `lr0.0003`
+  (learning rate)) on advice's splits, trained by the probe's loop timed by this process's CPU time: the
+  CPU seconds to the target; one row per (item, seed).
 - **per-batch**: one training step's measured seconds (`advisor.calibration.measure`) of such items at one
   batch, on a series of --steps steps of --features values; one row per item.
 - **generation-scale**: advice's ring (the `mixture` task: its data and splits per seed) through the
@@ -65,6 +67,36 @@ def _draft_item(item: str, spec: TaskSpec) -> tuple[Draft, str]:
     return (recurrent._recurrent(spec, cell, int(width)) if width else recurrent.recurrent(spec, cell)), batch
 
 
+OPTIONS = {"drop": "dropout", "wd": "weight_decay", "lr": "learning_rate"}
+
+
+def _options(item: str) -> tuple[str, dict[str, float]]:
+    """ITEM+drop0.1+wd0.001 -> ("ITEM", {"dropout": 0.1, "weight_decay": 0.001})."""
+    base, *extra = item.split("+")
+    found: dict[str, float] = {}
+    for text in extra:
+        key = next((k for k in OPTIONS if text.startswith(k)), None)
+        if key is None:
+            raise ValueError(f"unknown option {text!r} in {item!r} (known: {', '.join(OPTIONS)})")
+        found[OPTIONS[key]] = float(text[len(key) :])
+    return base, found
+
+
+def _with_dropout(layers: list[Any], p: float) -> list[Any]:
+    """A residual block's body with a Dropout after each ReLU (the TCN's regulariser, Bai et al. §3.3)."""
+    from advisor.engine.layers import layer
+
+    out = []
+    for item in layers:
+        if item["kind"] == "Residual":
+            body: list[Any] = []
+            for inner in item["args"]["body"]:
+                body += [inner, layer("Dropout", p=p)] if inner["kind"] == "ReLU" else [inner]
+            item = {**item, "args": {**item["args"], "body": body}}
+        out.append(item)
+    return out
+
+
 def widths(data_name: str, items: list[str], seeds: list[int], budget: float) -> Iterator[dict[str, Any]]:
     from advisor.engine import recommend
     from advisor.engine.candidate import to_candidate
@@ -82,10 +114,14 @@ def widths(data_name: str, items: list[str], seeds: list[int], budget: float) ->
         # one epoch first, untimed: the process's first run pays torch's one-off costs (as bench advice does)
         train.train(rec["candidates"][-1], split, seed=seed, max_epochs=1, budget_s=60)
         for item in items:
-            made, batch = _draft_item(item, clean)
+            base, options = _options(item)
+            made, batch = _draft_item(base, clean)
+            if "dropout" in options:
+                made.networks["model"] = _with_dropout(made.networks["model"], options.pop("dropout"))
             candidate = to_candidate(made, clean)
             if batch:
                 candidate["training"]["batch_size"] = int(batch)
+            candidate["training"].update(options)  # type: ignore[typeddict-item]
             run = train.train(
                 candidate,
                 split,

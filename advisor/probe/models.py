@@ -71,6 +71,14 @@ class ProbeJob(DeviceJob):
         """Its candidate's change in words ("every hidden width x2"), or "" (pages, history)."""
         return describe(self.variation)
 
+    @property
+    def score(self) -> float | None:
+        """The score its verdict reports for the network it chose (None: no verdict, nothing chosen)."""
+        verdict = self.verdict or {}
+        chosen = verdict.get("chosen")
+        value = verdict.get(f"{chosen}_score") if chosen else None
+        return None if value is None else float(value)
+
     def candidate(self, role: str) -> Candidate | None:
         """The network the probe trains as `role`: the recommendation's candidate, with its variation."""
         index = self.shallow_candidate if role == "shallow" else self.deep_candidate

@@ -79,6 +79,7 @@ def make_plan(job: ProbeJob) -> ProbePlan:
         candidates=[PlanEntry(index=i, candidate=rec.result["candidates"][i]) for i in probeable(rec)],
         tried=tried,
         previous=job.previous_id,
+        previous_score=None if job.previous is None else job.previous.score,
         variation=dict(job.variation or {}),
         max_parameters=int(conf.value("PROBE_MAX_PARAMETERS")),
     )

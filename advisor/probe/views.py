@@ -156,14 +156,12 @@ def _link(job: ProbeJob, *, current: bool) -> dict[str, Any]:
     variation says, and its score."""
     names = [f"candidate {i + 1}" for i in (job.shallow_candidate, job.deep_candidate) if i is not None]
     verdict = job.verdict or {}
-    chosen = verdict.get("chosen")
-    score = verdict.get(f"{chosen}_score") if chosen else None
     return {
         "pk": job.pk,
         "current": current,
         "label": (" then ".join(names) or "no candidate")
         + (f" ({job.variation_text})" if job.variation else ""),
-        "score": score,
+        "score": job.score,
         "met": verdict.get("met"),
         "status": job.status,
     }

@@ -74,3 +74,29 @@ def test_it_runs_a_one_pass_generator_set_up_and_saves_its_rows(tmp_path: Path) 
     assert (row["name"], row["seed"]) == ("tiny", 0)
     assert 0.0 <= row["score"] <= 1.0 and sum(row["counts"]) <= 800 and len(row["sd"]) == 8
     assert "| tiny | 0 |" in (tmp_path / "table.md").read_text()
+
+
+def test_it_reads_an_items_options_and_puts_dropout_in_the_residual_bodies() -> None:
+    from advisor.engine import normalise
+
+    assert explore._options("tcn:32@32+drop0.1+wd0.001+lr0.0003") == (
+        "tcn:32@32",
+        {"dropout": 0.1, "weight_decay": 0.001, "learning_rate": 0.0003},
+    )
+    with pytest.raises(ValueError, match="unknown option"):
+        explore._options("tcn+depth3")
+    spec = normalise(
+        {
+            "task": "sequence",
+            "data": {"examples": 500, "input_shape": [8, 3], "outputs": 2},
+            "hardware": {"cpu_cores": 2, "ram_gb": 8},
+            "target": {"accuracy": 0.9},
+        }
+    )
+    tcn, _ = explore._draft_item("tcn:8", spec)
+    dropped = explore._with_dropout(tcn.networks["model"], 0.2)
+    bodies = [item["args"]["body"] for item in dropped if item["kind"] == "Residual"]
+    assert bodies and all(
+        [b["kind"] for b in body] == ["CausalConv1d", "ReLU", "Dropout", "CausalConv1d", "ReLU", "Dropout"]
+        for body in bodies
+    )

@@ -254,3 +254,32 @@ def test_it_keeps_its_own_variation_when_it_proposes_the_same_candidate_alone() 
     )
     assert step is not None and step["candidate"] == R_DEEP["index"]
     assert (step["change"] or "").startswith("trained alone") and step.get("variation") == {"width": 2}
+
+
+@pytest.mark.parametrize(
+    ("previous", "variation"),
+    [
+        (0.9, None),  # widened x2 and scored what x1 did (0.9): not widened again
+        (0.897, None),  # less than half a point better: the same
+        (0.85, {"width": 4}),  # widened x2 and gained 5 points: x4 next
+        (None, {"width": 4}),  # the previous probe's score unknown: x4 as before
+    ],
+)
+def test_it_stops_widening_when_the_last_widening_gained_nothing(
+    previous: float | None, variation: dict[str, float] | None
+) -> None:
+    step = next_step(
+        target=0.99,
+        runs={"shallow": (None, None), **{k: v for k, v in UNDERFIT.items() if k == "deep"}},
+        chosen="deep",
+        fitted=FLAT_CURVE,
+        candidates=[R_SHALLOW, R_DEEP],
+        tried=[0, 1],
+        variation={"width": 2},
+        previous_score=previous,
+    )
+    assert step is not None and step["diagnosis"] == UNDER
+    assert step.get("variation") == variation
+    if variation is None:
+        assert step["candidate"] is None and "more width gains nothing" in step["reason"]
+        assert "x2 scored 0.900 against" in step["reason"]

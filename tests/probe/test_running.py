@@ -84,13 +84,14 @@ def test_it_offers_a_finished_probes_numbers_per_candidate(job: ProbeJob) -> Non
 
 def test_it_plans_a_next_step_alone_with_what_its_chain_tried(user: Any, job: ProbeJob) -> None:
     step = {"diagnosis": "under-fitting", "candidate": job.deep_candidate, "reason": "more parameters"}
-    verdict = {"met": False, "chosen": "shallow", "next": step}
+    verdict = {"met": False, "chosen": "shallow", "shallow_score": 0.93, "next": step}
     ProbeJob.objects.filter(pk=job.pk).update(status=ProbeJob.SUCCEEDED, verdict=verdict)
     job.refresh_from_db()
     after, created = services.submit_next(owner=user, job=job)
     assert created and after.previous_id == job.pk and after.chain() == [job, after]
     plan = running.make_plan(after)
     assert plan.previous == job.pk and plan.shallow is None
+    assert plan.previous_score == 0.93  # what a next widening must beat
     assert plan.deep is not None and plan.deep["index"] == job.deep_candidate
     assert plan.tried == sorted({job.shallow_candidate, job.deep_candidate})  # type: ignore[type-var]
     assert [c["index"] for c in plan.candidates] == list(range(len(job.recommendation.result["candidates"])))

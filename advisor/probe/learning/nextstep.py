@@ -19,8 +19,11 @@ Where no untried candidate fits, the step proposes the same candidate with a sta
 advisor/engine/variation.py), kept beside its index so that the next probe, its page and its code download
 build exactly what it trains: under-fitting -> every hidden width x2 (on top of the width this probe's own
 variation has: x2 then x4), while the widened network stays within the server's parameter cap; over-fitting
--> weight decay (1e-3 for Adam-style optimisers, 5e-4 for SGD), then ten times that once. Where neither
-applies, `candidate` is None and the text says what would help instead.
+-> weight decay (1e-3 for Adam-style optimisers, 5e-4 for SGD), then ten times that once. A probe that was
+itself a widening and scored no better than the probe before it (less than `GAINED` higher) is not widened
+again: its training score's shortfall is then not capacity (on iris two classes overlap: x2 and x4 scored
+what x1 did, bench/results/chain_amd-epyc-2c_variation/). Where nothing applies, `candidate` is None and the
+text says what would help instead.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from advisor.probe.learning.verdict import score_text, target_text
 
 RISING = 0.005  # half a point gained by doubling the training examples: the curve still rises
 WIDER = 2  # an under-fitting candidate's next width factor
+GAINED = 0.005  # half a point: what a widening must add to its previous probe's score to be widened again
 DECAY_STEPS = 2  # weight decay proposed at most twice: its first value, then ten times that
 
 UNDER, DATA, OVER = "under-fitting", "data", "over-fitting"
@@ -155,12 +159,13 @@ def next_step(
     tried: list[int],
     variation: dict[str, float] | None = None,
     max_parameters: int | None = None,
+    previous_score: float | None = None,
 ) -> NextStep | None:
     """`runs`: role -> (its run or None, its plan entry {"index", "candidate"} or None); `candidates`: the
     recommendation's candidates a probe could train, as {"index", "candidate"}; `tried`: the indices this
     probe's chain has tried; `variation`: this probe's own change to its candidate (a next step's);
-    `max_parameters`: the server's cap on a probe's network. None when nothing was trained or the target was
-    met."""
+    `max_parameters`: the server's cap on a probe's network; `previous_score`: the score the probe before
+    this one in its chain reported. None when nothing was trained or the target was met."""
     if chosen is None:
         return None
     run, entry = runs[chosen]
@@ -188,7 +193,17 @@ def next_step(
     elif diagnosis == OVER:
         pick = next((c for c in untried if int(c["candidate"].get("parameters") or 0) < size), None)
     parameters: int | None = None
-    if pick is None and (found_change := _varied(entry, diagnosis, own, max_parameters)) is not None:
+    held = reported(run)
+    stalled = (
+        diagnosis == UNDER
+        and int(own.get("width") or 1) > 1
+        and previous_score is not None
+        and held is not None
+        and held < previous_score + GAINED
+    )
+    if stalled:
+        pass  # widened and no better: widening again would not be either
+    elif pick is None and (found_change := _varied(entry, diagnosis, own, max_parameters)) is not None:
         varied, parameters, words = found_change
         pick, change = entry, f"with {words} ({describe(varied)} against the recommendation's)"
     step: NextStep = {
@@ -200,6 +215,14 @@ def next_step(
         "change": change,
         "variation": varied,
     }
+    if pick is None and stalled:
+        step["reason"] = (
+            f"every hidden width x{int(own['width'])} scored {held or 0.0:.3f} against "
+            f"{previous_score or 0.0:.3f} before it: more width gains nothing here, so what "
+            "the training score lacks is likely the data's own (classes that overlap, noisy labels) rather "
+            "than capacity: better features or more informative data is the next step"
+        )
+        return step
     if pick is None:
         step["reason"] = {
             UNDER: "no untried candidate of this recommendation is larger, and this one cannot be widened "

@@ -106,6 +106,7 @@ def shallow_first(plan: ProbePlan, emit: Emit, should_stop: Callable[[], bool] =
             tried=sorted({*plan.tried, *tried.attempted}),
             variation=plan.variation,
             max_parameters=plan.max_parameters,
+            previous_score=plan.previous_score,
         )
         result["next"] = None if step is None else dict(step)
     clock.stage("verdict", result)

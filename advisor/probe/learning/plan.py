@@ -53,6 +53,7 @@ class ProbePlan:
     candidates: list[PlanEntry] = field(default_factory=list)
     tried: list[int] = field(default_factory=list)
     previous: int | None = None  # the probe whose next step this one is
+    previous_score: float | None = None  # the score that probe reported (its verdict's chosen network's)
     # the change this probe's candidate carries against the recommendation's ({"width": 2}, {"weight_decay":
     # 0.001}: advisor/engine/variation.py; its plan entry holds the varied candidate), and the server's cap
     # on a probe's parameters (PROBE_MAX_PARAMETERS; None: none) that a widened next step must stay under
