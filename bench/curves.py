@@ -23,7 +23,8 @@ import torch
 from torch import nn
 
 from advisor.calibration.layers import build_layer
-from advisor.calibration.profile import _fwd_bwd, _stage, profile_device
+from advisor.calibration.points import fwd_bwd, stage
+from advisor.calibration.profile import profile_device
 from advisor.engine.costmodel import _layer_seconds
 from advisor.engine.profile import ThreadProfile, at_threads
 from bench.machine import write_result
@@ -71,19 +72,19 @@ def _sync() -> None:
 def _base() -> float:
     """The cost of an empty layer, as the profile takes it off its points."""
     x = torch.rand(4, 4, requires_grad=True)
-    one = _fwd_bwd(nn.Linear(4, 4), x, _sync)
-    five = _fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))), x, _sync)
+    one = fwd_bwd(nn.Linear(4, 4), x, _sync)
+    five = fwd_bwd(nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))), x, _sync)
     return max(one - (five - one) / 4, one * 0.1)
 
 
 def _row(
     layer: dict[str, Any], shape: tuple[int, ...], batch: int, rates: ThreadProfile, base: float
 ) -> dict[str, Any]:
-    if layer["kind"] == "MaxPool2d":  # on what it reads in a CNN, as the profile times it (_stage)
-        x = _stage(batch, shape[0], shape[1], torch.device("cpu"))
+    if layer["kind"] == "MaxPool2d":  # on what it reads in a CNN, as the profile times it (stage)
+        x = stage(batch, shape[0], shape[1], torch.device("cpu"))
     else:
         x = torch.rand(batch, *shape, requires_grad=True)
-    seconds = _fwd_bwd(build_layer(layer), x, _sync)
+    seconds = fwd_bwd(build_layer(layer), x, _sync)
     measured = max(seconds - base, seconds * 0.05)
     _, compute, other = _layer_seconds(layer, shape, batch, rates)
     predicted = compute + other  # a max-pool's seconds are "other" (no FLOPs)

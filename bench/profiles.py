@@ -48,17 +48,26 @@ def point_lengths(module: ModuleType, point: float | None, whole: float | None) 
     if point is None or whole is None:
         yield
         return
-    timers = (module._median_seconds, module._harness_step)
+    timers = timers_of(module)
     saved = module.WHOLE_STEP_SECONDS, [t.__defaults__ for t in timers]
     module.WHOLE_STEP_SECONDS = whole
-    module._median_seconds.__defaults__ = (point, 1)  # (budget, repeat)
-    module._harness_step.__defaults__ = (point,)  # (budget,)
+    timers[0].__defaults__ = (point, 1)  # (budget, repeat)
+    timers[1].__defaults__ = (point,)  # (budget,)
     try:
         yield
     finally:
         module.WHOLE_STEP_SECONDS = saved[0]
         for timer, defaults in zip(timers, saved[1], strict=True):
             timer.__defaults__ = defaults
+
+
+def timers_of(module: ModuleType) -> tuple[Any, Any]:
+    """The module's point timer and whole-step timer: its own in an older profile module, those it imports
+    from advisor/calibration/points.py in today's."""
+    own = getattr(module, "_median_seconds", None), getattr(module, "_harness_step", None)
+    if own[0] is not None and own[1] is not None:
+        return own
+    return module.median_seconds, module.harness_step
 
 
 def load_module(path: Path) -> ModuleType:

@@ -4,8 +4,8 @@ At each thread count from 1 to the physical cores (one count on CUDA), forward +
 each kind at several sizes (Linear, Conv2d, CausalConv1d, LSTM, GRU, RNN, an activation), one optimiser step
 at several parameter counts and tensor counts, and the fixed cost of a step; the thread counts are measured
 point by point, next to each other, so that they are compared under the same load. Each point is the median
-of repeated runs after a warm-up; the whole profile takes 25-28 s for 1 and 2 threads on a quiet 2-core VM
-(bench/results/predict_amd-epyc-2c_ab-point-length/README.md).
+of repeated runs after a warm-up (advisor/calibration/points.py times them); the whole profile takes 25-28 s
+for 1 and 2 threads on a quiet 2-core VM (bench/results/predict_amd-epyc-2c_ab-point-length/README.md).
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 import psutil
 import torch
@@ -31,6 +28,18 @@ from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
 from advisor.calibration.layers import CausalConv1d
+from advisor.calibration.points import (
+    DEADLINE,
+    Interleaved,
+    calls_per_sync,
+    fwd_bwd,
+    harness_step,
+    median_seconds,
+    optimizer_seconds,
+    product_work,
+    stage,
+    weight_work,
+)
 from advisor.contract import LayerArgs
 from advisor.engine import profile as curves
 from advisor.engine.costmodel import (
@@ -46,12 +55,6 @@ from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProf
 from advisor.engine.wholesteps import WHOLE_STEPS, candidate
 from advisor.engine.wholesteps import linear as linear_layer
 
-# per measured point: enough repetitions for a stable median on a noisy VM. At 0.06 s (and 0.3 s whole
-# steps) six profiles of one quiet machine gave the grid of `bench predict` a median error of 15-32% and a
-# thread choice within 5% of the best in 45-85% of configurations; at 2.5 times as long, 15-27% and 67-82%,
-# scored on the same measured grids (bench/results/predict_amd-epyc-2c_ab-point-length/README.md), for 15-17 s
-# instead of 7-9 s
-POINT_SECONDS = 0.15
 # the whole steps set the factor that multiplies every prediction: five times a point's time (the factor
 # was 1.07, 1.25 and 1.46 at 1 thread in three quiet profiles of one machine, minutes apart)
 WHOLE_STEP_SECONDS = 0.75
@@ -103,87 +106,6 @@ CUDA_CONV1D_SIZES = ((128, 256, 512, 3, 4), (256, 512, 1024, 3, 8))
 CUDA_LSTM_SIZES = ((256, 512, 512), (1024, 1024, 1024))
 CUDA_VALUES = (30_000_000, 300_000_000)
 CUDA_PARAMETERS = (30_000_000,)
-# On a GPU the host queues kernels ahead of the device, so inside a step a layer costs the longer of its
-# launches and its kernels, not launches + kernels + a synchronisation: a point is timed over this many
-# back-to-back calls per synchronisation (the whole steps keep one per step, as measure() does)
-CUDA_PIPELINE = 8
-
-
-# When the profile must be done by (time.perf_counter()). A worker waits PROFILE_TIMEOUT for its first
-# profile; with a CPU-bound process beside a test run the points' usual runs outlasted 300 s here, and the
-# worker then started with no profile at all. Past this moment every remaining point is timed once after one
-# warm run: the profile ends in time, says that it hurried, and is untrusted (the worker profiles again
-# sooner).
-_DEADLINE: ContextVar[float] = ContextVar("profile_deadline", default=math.inf)
-
-
-def _calls_per_sync(dev: torch.device) -> int:
-    return CUDA_PIPELINE if dev.type == "cuda" else 1
-
-
-def _median_seconds(
-    run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS, repeat: int = 1
-) -> float:
-    """Median seconds of one `run()`; each timed sample is `repeat` runs and one synchronisation."""
-    if repeat > 1:
-        once = run
-
-        def run() -> None:
-            for _ in range(repeat):
-                once()
-
-    first = time.perf_counter()
-    run()
-    sync()
-    # a slow point (a large convolution: 70 ms here) needs fewer runs for a stable median
-    fewest = 3 if time.perf_counter() - first > budget / 3 else 5
-    if first > _DEADLINE.get():
-        fewest, budget = 1, 0.0
-    else:
-        run()
-        sync()
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < fewest or (time.perf_counter() - start < budget and len(times) < 2000):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) / repeat
-
-
-def _fwd_bwd(module: nn.Module, x: torch.Tensor, sync: Callable[[], None], repeat: int = 1) -> float:
-    def run() -> None:
-        out = module(x)
-        if isinstance(out, tuple):
-            out = out[0]
-        out.sum().backward()
-
-    return _median_seconds(run, sync, repeat=repeat)
-
-
-def _stage(batch: int, channels: int, side: int, dev: torch.device) -> torch.Tensor:
-    """What a max-pool reads in a CNN: a 3x3 convolution's rectified output of the harness's uniform batch.
-    A max-pool's speed depends on its data (its comparisons branch): on uniform noise it took 1.2-1.3x its
-    time on such a stage, and 3x its time on constant or sorted values."""
-    with torch.no_grad():
-        x = torch.relu(
-            nn.Conv2d(3, channels, 3, padding=1).to(dev)(torch.rand(batch, 3, side, side, device=dev))
-        )
-    return x.requires_grad_()
-
-
-def _harness_step(
-    candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None], budget: float = POINT_SECONDS
-) -> float:
-    """Median seconds of the calibration harness's own step, a fresh batch each time as calibrations draw."""
-    from advisor.calibration.steps import make_step
-
-    step = make_step(candidate, dev)
-    batch_size = int(candidate["training"]["batch_size"])
-    batches = [step.make_batch(batch_size) for _ in range(4)]
-    turn = iter(range(1 << 30))
-    return _median_seconds(lambda: step.run(batches[next(turn) % 4]), sync, budget)
 
 
 def _sequence_exponent(
@@ -196,88 +118,29 @@ def _sequence_exponent(
     b, i, h = 16, 16, 64
     lstm = nn.LSTM(i, h, batch_first=True).to(dev)
     short, long = (
-        _fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync, repeat) / steps
+        fwd_bwd(lstm, torch.rand(b, steps, i, device=dev, requires_grad=True), sync, repeat) / steps
         for steps in (LSTM_STEPS, LONG_STEPS)
     )
     exponent = min(1.5, max(0.0, math.log(long / short) / math.log(LONG_STEPS / LSTM_STEPS)))
     return exponent, [short, long]
 
 
-def _optimizer_seconds(
-    name: str, tensors: int, parameters: int, dev: torch.device, sync: Callable[[], None], repeat: int = 1
-) -> float:
-    size = max(1, parameters // tensors)
-    params = [nn.Parameter(torch.rand(size, device=dev)) for _ in range(tensors)]
-    for p in params:
-        p.grad = torch.rand_like(p)
-    opt: torch.optim.Optimizer
-    if name == "adam":
-        opt = torch.optim.Adam(params, lr=1e-3)
-    else:
-        opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    return _median_seconds(opt.step, sync, repeat=repeat)
-
-
-def weight_work(thin: float, thick: float, thin_batch: int, thick_batch: int) -> float:
-    """FLOPs a weight costs, from one product at two batches: thin / thick = (2 b1 + k) / (2 b2 + k) per
-    weight, clamped to 0..b2 / 2 (measured 40-64 on a 2-core EPYC; a busy machine's 2-thread points gave
-    thousands); 0 where the thin one measured no faster than the thick one (a burst of other work: the
-    median of a device's profiles takes it out)."""
-    ratio = thin / thick if thick > 0 else 1.0
-    if ratio >= 1.0:
-        return 0.0
-    return min(thick_batch / 2, max(0.0, (2 * thick_batch * ratio - 2 * thin_batch) / (1.0 - ratio)))
-
-
-def product_work(shape: tuple[int, int, int], kappa: float) -> float:
-    """A (batch, in, out) product's work on the linear curve: its FLOPs plus kappa x its weights (bias in)."""
-    b, i, o = shape
-    return 2.0 * b * i * o + kappa * (i * o + o)
-
-
-class _Interleaved:
-    """Runs a measurement at every thread count back to back, the order reversed from one point to the next.
-
-    The thread counts were profiled one after the other, 10 s apart, and a shared machine's load moves in
-    that time: one count's points taken under more load made every 2-thread prediction of a run slower (or
-    faster) than the 1-thread one, and the plan picked the wrong count for 10 to 20 of 60 configurations of
-    `bench predict` in some runs (bench/results/predict_amd-epyc-2c_ab-sequential-vs-interleaved/README.md).
-    Measured next to each other, in ABBA order so
-    that a steady drift cancels, both counts see the same machine, and the choice between them is a
-    comparison of like with like."""
-
-    def __init__(self, counts: list[int], cpu: bool, probe: Probe | None = None) -> None:
-        self.counts, self.cpu, self.flip, self.probe = counts, cpu, False, probe
-
-    def __call__(self, run: Callable[[], float]) -> dict[int, float]:
-        order = self.counts[::-1] if self.flip else self.counts
-        self.flip = not self.flip
-        seconds: dict[int, float] = {}
-        for count in order:
-            if self.cpu:
-                torch.set_num_threads(count)
-            seconds[count] = run()
-            if self.probe is not None:  # what else ran on the device, between points
-                self.probe.tick()
-        return seconds
-
-
 def _at_threads(
     dev: torch.device, sync: Callable[[], None], counts: list[int], probe: Probe | None = None
 ) -> dict[str, ThreadProfile]:
-    """Every point at every count in `counts`, interleaved (_Interleaved); the rates per count."""
+    """Every point at every count in `counts`, interleaved (Interleaved); the rates per count."""
     cuda = dev.type == "cuda"
-    r = _calls_per_sync(dev)
-    each = _Interleaved(counts, cpu=not cuda, probe=probe)
+    r = calls_per_sync(dev)
+    each = Interleaved(counts, cpu=not cuda, probe=probe)
     # a layer's share: forward + backward of it alone, less what the same with a layer of nothing costs
     x1 = torch.rand(4, 4, device=dev, requires_grad=True)
     lone, stack = nn.Linear(4, 4).to(dev), nn.Sequential(*(nn.Linear(4, 4) for _ in range(5))).to(dev)
-    one = each(partial(_fwd_bwd, lone, x1, sync, r))
-    five = each(partial(_fwd_bwd, stack, x1, sync, r))
+    one = each(partial(fwd_bwd, lone, x1, sync, r))
+    five = each(partial(fwd_bwd, stack, x1, sync, r))
     # the fixed cost of a whole step (zero_grad, loss, backward's launch, the optimiser's call), measured as
     # calibrations measure: the harness's step of tiny networks at depth 1 and 3, extrapolated to depth 0
     tiny = [
-        each(partial(_harness_step, candidate([linear_layer(4, 4)] * depth, [4], 4, "sgd"), dev, sync))
+        each(partial(harness_step, candidate([linear_layer(4, 4)] * depth, [4], 4, "sgd"), dev, sync))
         for depth in (1, 3)
     ]
     # (size, seconds per count) of each kind of point; the per-count rates are assembled at the end
@@ -289,13 +152,13 @@ def _at_threads(
     products = sorted((*LINEAR_SIZES, THIN_LINEAR), key=math.prod)
     for b, i, o in [*products, *(CUDA_LINEAR_SIZES if cuda else ())]:
         x, dense = torch.rand(b, i, device=dev, requires_grad=True), nn.Linear(i, o).to(dev)
-        linear.append(((b, i, o), each(partial(_fwd_bwd, dense, x, sync, r))))
+        linear.append(((b, i, o), each(partial(fwd_bwd, dense, x, sync, r))))
     for b, ci, co, side in CONV_SIZES + (CUDA_CONV_SIZES if cuda else ()):
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         kernel = nn.Conv2d(ci, co, 3, padding=1).to(dev)
         padding = channel_padding({"in_channels": ci, "out_channels": co}, block, transposed=False)
         work = 2.0 * b * co * side * side * ci * 9 * padding
-        conv.append((work, each(partial(_fwd_bwd, kernel, x, sync, r))))
+        conv.append((work, each(partial(fwd_bwd, kernel, x, sync, r))))
     for b, ci, co, side, k, stride in () if cuda else CONV_TRANSPOSE_SIZES:
         x = torch.rand(b, ci, side, side, device=dev, requires_grad=True)
         args: LayerArgs = {
@@ -308,48 +171,48 @@ def _at_threads(
         flops = KINDS["ConvTranspose2d"].shape(args, (ci, side, side))[2]
         work = b * flops * channel_padding(args, block, transposed=True)
         layer = nn.ConvTranspose2d(ci, co, k, stride=stride, padding=1).to(dev)
-        transposed.append((work, each(partial(_fwd_bwd, layer, x, sync, r))))
+        transposed.append((work, each(partial(fwd_bwd, layer, x, sync, r))))
     for b, ch, steps, k, d in CONV1D_SIZES + (CUDA_CONV1D_SIZES if cuda else ()):
         x = torch.rand(b, steps, ch, device=dev, requires_grad=True)
         causal = CausalConv1d(ch, ch, k, d).to(dev)
-        conv1d.append((2.0 * b * ch * steps * ch * k, each(partial(_fwd_bwd, causal, x, sync, r))))
+        conv1d.append((2.0 * b * ch * steps * ch * k, each(partial(fwd_bwd, causal, x, sync, r))))
     for b, i, h in LSTM_SIZES + (CUDA_LSTM_SIZES if cuda else ()):
         x = torch.rand(b, LSTM_STEPS, i, device=dev, requires_grad=True)
         longer = torch.rand(b, CELL_LONG_STEPS, i, device=dev, requires_grad=True)
         lstm, rnn = nn.LSTM(i, h, batch_first=True).to(dev), nn.RNN(i, h, batch_first=True).to(dev)
         per_step = 2.0 * b * 4 * h * (i + h)
-        recurrent.append((per_step, each(partial(_fwd_bwd, lstm, x, sync, r))))
-        recurrent_long.append((per_step, each(partial(_fwd_bwd, lstm, longer, sync, r))))
-        simple.append((per_step / 4, each(partial(_fwd_bwd, rnn, x, sync, r))))
-        simple_long.append((per_step / 4, each(partial(_fwd_bwd, rnn, longer, sync, r))))
+        recurrent.append((per_step, each(partial(fwd_bwd, lstm, x, sync, r))))
+        recurrent_long.append((per_step, each(partial(fwd_bwd, lstm, longer, sync, r))))
+        simple.append((per_step / 4, each(partial(fwd_bwd, rnn, x, sync, r))))
+        simple_long.append((per_step / 4, each(partial(fwd_bwd, rnn, longer, sync, r))))
         gru = nn.GRU(i, h, batch_first=True).to(dev)  # three gates' products: 3/4 of the LSTM's FLOPs
-        gated.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, x, sync, r))))
-        gated_long.append((per_step * 3 / 4, each(partial(_fwd_bwd, gru, longer, sync, r))))
+        gated.append((per_step * 3 / 4, each(partial(fwd_bwd, gru, x, sync, r))))
+        gated_long.append((per_step * 3 / 4, each(partial(fwd_bwd, gru, longer, sync, r))))
     pool = []
     for b, ch, side in POOL_SIZES:  # read by a max-pool at its input's values
         pool.append(
             (
                 float(b * ch * side * side),
-                each(partial(_fwd_bwd, nn.MaxPool2d(2), _stage(b, ch, side, dev), sync, r)),
+                each(partial(fwd_bwd, nn.MaxPool2d(2), stage(b, ch, side, dev), sync, r)),
             )
         )
     values = VALUES + (CUDA_VALUES if cuda else ())
     for n in values:
         x = torch.rand(n, device=dev, requires_grad=True)
-        elementwise.append((float(n), each(partial(_fwd_bwd, nn.ReLU(), x, sync, r))))
+        elementwise.append((float(n), each(partial(fwd_bwd, nn.ReLU(), x, sync, r))))
     optimizer: dict[str, list[tuple[float, dict[int, float]]]] = {}
     tensors: dict[str, tuple[dict[int, float], dict[int, float]]] = {}
     for name in ("sgd", "adam"):
         optimizer[name] = [
-            (float(p), each(partial(_optimizer_seconds, name, 2, p, dev, sync, r)))
+            (float(p), each(partial(optimizer_seconds, name, 2, p, dev, sync, r)))
             for p in PARAMETERS + (CUDA_PARAMETERS if cuda else ())
         ]
         tensors[name] = (
-            each(partial(_optimizer_seconds, name, 16, 16_000, dev, sync, r)),
-            each(partial(_optimizer_seconds, name, 2, 16_000, dev, sync, r)),
+            each(partial(optimizer_seconds, name, 16, 16_000, dev, sync, r)),
+            each(partial(optimizer_seconds, name, 2, 16_000, dev, sync, r)),
         )
     # the whole steps set the factor that multiplies every prediction (costmodel.step_factor)
-    whole = [each(partial(_harness_step, c, dev, sync, WHOLE_STEP_SECONDS)) for c in WHOLE_STEPS]
+    whole = [each(partial(harness_step, c, dev, sync, WHOLE_STEP_SECONDS)) for c in WHOLE_STEPS]
 
     def at(count: int) -> ThreadProfile:
         base = max(one[count] - (five[count] - one[count]) / 4, one[count] * 0.1)
@@ -402,7 +265,7 @@ def _copy_bandwidth(dev: torch.device, sync: Callable[[], None]) -> float:
     def copy() -> None:
         host.to(dev, non_blocking=True)
 
-    seconds = _median_seconds(copy, sync)
+    seconds = median_seconds(copy, sync)
     return host.numel() * 4 / seconds
 
 
@@ -410,10 +273,10 @@ def profile_device(
     device: str = "cpu", *, threads: list[int] | None = None, budget: float = math.inf
 ) -> DeviceProfile:
     """The device's profile; on a CPU at every thread count in `threads` (default 1..physical cores). Past
-    `budget` seconds the remaining points are timed once each (_DEADLINE) and the profile is unreliable."""
+    `budget` seconds the remaining points are timed once each (DEADLINE) and the profile is unreliable."""
     dev = torch.device(device)
     started = time.perf_counter()
-    deadline = _DEADLINE.set(started + budget)
+    deadline = DEADLINE.set(started + budget)
     if dev.type == "cuda":
         if dev.index is None:  # "cuda": the current GPU, as torch reads it (set_device needs an index)
             dev = torch.device("cuda", torch.cuda.current_device())
@@ -441,7 +304,7 @@ def profile_device(
         # measured once, at the first count: a property of the recurrent kernels' memory traffic
         if dev.type == "cpu":
             torch.set_num_threads(counts[0])
-        exponent, per_step = _sequence_exponent(dev, sync, _calls_per_sync(dev))
+        exponent, per_step = _sequence_exponent(dev, sync, calls_per_sync(dev))
         for rates in by_threads.values():
             rates["sequence_exponent"] = exponent
             rates["sequence_step_seconds"] = per_step
@@ -449,7 +312,7 @@ def profile_device(
                 rates["sequence_line"] = True
     finally:
         torch.set_num_threads(previous)
-        _DEADLINE.reset(deadline)
+        DEADLINE.reset(deadline)
     elapsed = time.perf_counter() - started
     # CPU time over wall x threads means little across thread counts taken in turn: runnable tasks, steal,
     # the cgroup's throttling and the GPU's other processes say whether others ran

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 import advisor.calibration.profile as today
+from advisor.calibration import points
 from bench.profiles import LENGTHS, load_module, point_lengths, take
 
 
 def _lengths() -> tuple[object, ...]:
-    return today.WHOLE_STEP_SECONDS, today._median_seconds.__defaults__, today._harness_step.__defaults__
+    return today.WHOLE_STEP_SECONDS, points.median_seconds.__defaults__, points.harness_step.__defaults__
 
 
 @pytest.mark.parametrize("letter", sorted(LENGTHS))
@@ -36,13 +37,13 @@ def test_the_length_letters_are_the_committed_ab_runs() -> None:
         "w": ("whole", 0.06, 0.75),
         "l": ("long", 0.15, 0.75),
     }
-    assert (LENGTHS["l"][1], LENGTHS["l"][2]) == (today.POINT_SECONDS, today.WHOLE_STEP_SECONDS)
+    assert (LENGTHS["l"][1], LENGTHS["l"][2]) == (points.POINT_SECONDS, today.WHOLE_STEP_SECONDS)
 
 
 def test_another_version_of_the_profile_module_loads_beside_todays() -> None:
     other = load_module(Path(today.__file__))
     assert other is not today and other.profile_device is not today.profile_device
-    assert other.POINT_SECONDS == today.POINT_SECONDS
+    assert other.WHOLE_STEP_SECONDS == today.WHOLE_STEP_SECONDS
 
 
 @pytest.mark.parametrize(

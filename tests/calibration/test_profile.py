@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from advisor.calibration.points import Interleaved, product_work, weight_work
 from advisor.calibration.profile import (
     CONV_SIZES,
     CONV_TRANSPOSE_SIZES,
@@ -13,11 +14,8 @@ from advisor.calibration.profile import (
     PARAMETERS,
     POOL_SIZES,
     THIN_LINEAR,
-    _Interleaved,
-    product_work,
     profile_device,
     profile_in_child,
-    weight_work,
 )
 from advisor.engine.costmodel import CPU_CHANNEL_BLOCK
 
@@ -34,7 +32,7 @@ def test_it_measures_each_point_at_every_count_in_alternating_order(
     counts: list[int], orders: list[list[int]]
 ) -> None:
     previous = torch.get_num_threads()
-    each = _Interleaved(counts, cpu=True)
+    each = Interleaved(counts, cpu=True)
     seen: list[list[int]] = []
     try:
         for _ in orders:
