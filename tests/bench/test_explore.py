@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,11 +44,11 @@ def test_it_refuses_an_exploration_without_what_it_needs(argv: list[str]) -> Non
     assert stopped.value.code == 2
 
 
-def test_it_draws_each_item_at_its_width_or_the_rules() -> None:
+def _series() -> Any:
+    """A small series task the explorations' items are drawn for."""
     from advisor.engine import normalise
-    from advisor.engine.families import GRU, recurrent
 
-    spec = normalise(
+    return normalise(
         {
             "task": "sequence",
             "data": {"examples": 500, "input_shape": [8, 3], "outputs": 2},
@@ -55,6 +56,12 @@ def test_it_draws_each_item_at_its_width_or_the_rules() -> None:
             "target": {"accuracy": 0.9},
         }
     )
+
+
+def test_it_draws_each_item_at_its_width_or_the_rules() -> None:
+    from advisor.engine.families import GRU, recurrent
+
+    spec = _series()
     tcn, batch = explore._draft_item("tcn:8@32", spec)
     assert (tcn.family, set(tcn.hidden_sizes), batch) == ("tcn", {8}, "32")
     lstm, batch = explore._draft_item("lstm:5", spec)
@@ -77,22 +84,13 @@ def test_it_runs_a_one_pass_generator_set_up_and_saves_its_rows(tmp_path: Path) 
 
 
 def test_it_reads_an_items_options_and_puts_dropout_in_the_residual_bodies() -> None:
-    from advisor.engine import normalise
-
     assert explore._options("tcn:32@32+drop0.1+wd0.001+lr0.0003") == (
         "tcn:32@32",
         {"dropout": 0.1, "weight_decay": 0.001, "learning_rate": 0.0003},
     )
     with pytest.raises(ValueError, match="unknown option"):
         explore._options("tcn+depth3")
-    spec = normalise(
-        {
-            "task": "sequence",
-            "data": {"examples": 500, "input_shape": [8, 3], "outputs": 2},
-            "hardware": {"cpu_cores": 2, "ram_gb": 8},
-            "target": {"accuracy": 0.9},
-        }
-    )
+    spec = _series()
     tcn, _ = explore._draft_item("tcn:8", spec)
     dropped = explore._with_dropout(tcn.networks["model"], 0.2)
     bodies = [item["args"]["body"] for item in dropped if item["kind"] == "Residual"]
