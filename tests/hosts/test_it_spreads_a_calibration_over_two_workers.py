@@ -39,6 +39,9 @@ class Fleet:
             "DATABASE_URL": database,
             "CELERY_BROKER_URL": broker,
             "WORKER_HEARTBEAT_SECONDS": "0.5",
+            # ranks time steps, not the cost model: profiling each host's device (two at once on a 2-core
+            # machine) would only delay the workers' readiness
+            "WORKER_PROFILE_DEVICES": "0",
         }
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
 
@@ -92,8 +95,11 @@ def _until(events: queue.Queue[dict[str, Any]], kind: str, timeout: float, fleet
         seen.append(event)
 
 
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """One fleet for the module's tests (each drives its own calibration and user); the test that kills host
+    b's worker runs last."""
+    tmp_path = tmp_path_factory.mktemp("fleet")
     with ExitStack() as stack:
         a, b = stack.enter_context(two_hosts())
         database = stack.enter_context(private_postgres(a))
