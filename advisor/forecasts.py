@@ -25,14 +25,18 @@ from advisor.engine.remaining import (
     Mark,
     Remaining,
     SweepPlan,
+    Timed,
     WorkPlan,
     device_pace,
     expected_duration,
+    first_child,
     marks_from_json,
     plan_from_json,
     plan_to_json,
     remaining,
+    sweep_to_json,
     sweep_work,
+    with_measured,
 )
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
 from advisor.probe.models import ProbeJob
@@ -49,6 +53,11 @@ KEEP_MARKS = 20  # the first mark and the latest ones: the estimator reads the f
 def calibration_plan(job: CalibrationJob) -> WorkPlan:
     """The sweep the worker will run for this (unsaved) job: runner.child_payload and running._plan_options
     resolve its request the same way."""
+    return _calibration(job)[0]
+
+
+def _calibration(job: CalibrationJob) -> tuple[WorkPlan, SweepPlan]:
+    """calibration_plan, with the sweep it plans."""
     recommendation, device, options = job.recommendation, job.device, job.options
     cand = recommendation.result["candidates"][job.candidate]
     cpu = device.kind == "cpu"
@@ -81,13 +90,24 @@ def calibration_plan(job: CalibrationJob) -> WorkPlan:
     ):  # rendezvous and DDP ranks: a share of the limit
         extra = max(0.0, limit - plan.expected_s) / 2
         plan = replace(plan, finish_s=plan.finish_s + extra, restart_chance=0.0)
-    return plan
+    return plan, sweep
 
 
 def calibration_work_plan(job: CalibrationJob) -> dict[str, Any]:
-    """calibration_plan as stored on the job, with its candidate's family (restart_chance reads it)."""
+    """calibration_plan as stored on the job, with its candidate's family (restart_chance reads it) and, for a
+    sweep, its settings (the remaining time prices a re-measure by them: engine.remaining.with_measured)."""
     family = str(job.recommendation.result["candidates"][job.candidate].get("family", ""))
-    return plan_to_json(calibration_plan(job), family=family)
+    plan, sweep = _calibration(job)
+    spread = job.options.get("spread") or job.options.get("data_parallel")
+    return {**plan_to_json(plan, family=family), **({} if spread else sweep_to_json(sweep))}
+
+
+def measured_so_far(job: DeviceJob) -> list[Timed]:
+    """A calibration's configurations its first child timed so far (engine.remaining.first_child)."""
+    if not isinstance(job, CalibrationJob):
+        return []
+    fields = ("batch_size", "threads", "seconds_per_batch", "allocator", "result__unreliable")
+    return first_child(list(job.measurements.order_by("pk").values_list(*fields)))
 
 
 def recent_marks(device: Device, family: str, *, keep: int = 10) -> list[list[list[float]]]:
@@ -205,4 +225,5 @@ def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
         # a job queued before plans: one step as long as its limit, of which its progress is done
         plan = WorkPlan(0.0, (float(job.time_limit_seconds),), 0.0, float(job.time_limit_seconds))
         marks = [Mark(0.0, 0.0, 1.0), Mark(elapsed, job.progress, 1.0)]
+    plan = with_measured(plan, job.work_plan, measured_so_far(job), marks)
     return remaining(plan, marks, elapsed, prior_pace=at_pace)

@@ -2,8 +2,8 @@
 real worker process: queue pick-up, and the whole default calibration of a small tabular and a small
 vision task.
 
-`python -m bench queue --from RUN/forecast.json [--out DIR]` predicts a saved run's ETAs again by today's
-estimator, from each job's plan and marks (nothing re-run).
+`python -m bench queue --from RUN/forecast.json [--no-measured] [--out DIR]` predicts a saved run's ETAs again
+by today's estimator, from each job's plan, marks and measured configurations (nothing re-run).
 
 `python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time
 estimator (advisor/engine/remaining.py) against what happened. N default calibrations of varied networks
@@ -64,9 +64,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--from", dest="source", default="", help="a saved forecast.json: its ETAs by today's estimator"
     )
+    parser.add_argument(
+        "--no-measured",
+        action="store_true",
+        help="--from: each job's plan made at submit, without its measured configurations",
+    )
     args = parser.parse_args(argv)
     if args.source:
-        report(replay(json.loads(Path(args.source).read_text(encoding="utf-8"))), args.out)
+        saved = json.loads(Path(args.source).read_text(encoding="utf-8"))
+        report(replay(saved, measured=not args.no_measured), args.out)
         return 0
 
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:

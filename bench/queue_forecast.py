@@ -118,6 +118,12 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
                 "configurations": job.measurements.count(),
                 "planned": job.work_plan,
                 "marks": job.marks,
+                # in the order they ran (with_measured): batch, threads, seconds, allocator, unreliable
+                "measured": list(
+                    job.measurements.order_by("pk").values_list(
+                        "batch_size", "threads", "seconds_per_batch", "allocator", "result__unreliable"
+                    )
+                ),
                 "expected_wait": expected.get(job.pk),
                 "actual_wait": (start - at).total_seconds() if start else None,
                 "duration": (end - start).total_seconds() if start and end else None,
@@ -139,17 +145,21 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
     return result
 
 
-def replay(result: dict[str, Any]) -> dict[str, Any]:
+def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
     """A saved run's ETA samples predicted again by today's estimator (engine.remaining.remaining), each from
     the job's stored plan, its marks up to the sample and the device's pace over the jobs of the run that had
     finished before it started (the run's warm-up jobs are not saved, so a warmed run's early pace differs;
-    the three saved runs replayed by the estimator they ran with gave the same shares within 1 point)."""
+    the three saved runs replayed by the estimator they ran with gave the same shares within 1 point). Where
+    the run saved its measured configurations, those measured by the sample price the re-measure
+    (engine.remaining.with_measured), as the product does; `measured=False`: the plan made at submit."""
     from advisor.engine.remaining import (
         device_pace,
         expected_duration,
+        first_child,
         marks_from_json,
         plan_from_json,
         remaining,
+        with_measured,
     )
 
     jobs = result["jobs"]
@@ -171,7 +181,10 @@ def replay(result: dict[str, Any]) -> dict[str, Any]:
         for e in j["eta"]:
             elapsed = e["elapsed_share"] * j["duration"]
             marks = marks_from_json([m for m in j["marks"] if m[0] <= elapsed])
-            left = remaining(plans[j["id"]], marks, elapsed, prior_pace=pace)
+            plan = plans[j["id"]]
+            if measured:
+                plan = with_measured(plan, j["planned"], first_child(j.get("measured") or []), marks)
+            left = remaining(plan, marks, elapsed, prior_pace=pace)
             samples.append({**e, "predicted": left.seconds, "basis": left.basis})
         replayed.append({**j, "eta": samples})
     return {**result, "jobs": replayed, "replayed": True}

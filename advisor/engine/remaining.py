@@ -19,7 +19,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 
@@ -38,11 +38,18 @@ class WorkPlan:
     # under the tuned allocator when system time is significant): its start-up and a typical step, weighed
     restart_chance: float = 0.0
     restart_startup_s: float = 2.5  # a second child's start: the interpreter and torch, no plan to make
+    # the configuration the second child times (the sweep's fastest per example, known once it is measured:
+    # with_measured); None: a typical step
+    restart_step_s: float | None = None
 
     @property
     def restart_s(self) -> float:
         """The expected seconds of a second child not yet announced (its start-up is not paced)."""
-        return self.restart_chance * (self.restart_startup_s + self.typical_s)
+        return self.restart_chance * (self.restart_startup_s + self.restart_step)
+
+    @property
+    def restart_step(self) -> float:
+        return self.typical_s if self.restart_step_s is None else self.restart_step_s
 
     @property
     def expected_s(self) -> float:
@@ -82,6 +89,7 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
         float(data["limit_s"]),
         None if budget is None else float(budget),
         float(data.get("restart_chance") or 0.0),
+        restart_step_s=None if data.get("restart_step_s") is None else float(data["restart_step_s"]),
     )
 
 
@@ -129,15 +137,18 @@ def remaining(
         ahead = prior_pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s
         seconds = max(0.0, plan.startup_s - elapsed_s) + ahead
         return _capped(seconds, left_in_limit, "plan", prior_pace)
+    # a second child starts as this job's first did (its first mark: the interpreter, torch, the harness),
+    # which varies with the host and its load more than any constant does
+    plan = replace(plan, restart_startup_s=max(plan.restart_startup_s, marks[0].at_s))
     last = marks[-1]
     ratios = step_paces(plan, marks)
     pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
     if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
         start = plan.restart_startup_s
-        ahead = max(0.0, start - since) + pace * plan.typical_s * max(0.0, last.total - last.done)
+        ahead = max(0.0, start - since) + pace * plan.restart_step * max(0.0, last.total - last.done)
         since = max(0.0, since - start)
-        current = pace * plan.typical_s
+        current = pace * plan.restart_step
     else:
         total = expected_total(plan, last)
         ahead = pace * (plan.work(total) - plan.work(last.done))
@@ -150,7 +161,7 @@ def remaining(
     # a second child still to come, until one is announced: by the chance the job's own figures give, once
     # it reports one, else the plan's
     chance = plan.restart_chance if last.restart_chance is None else last.restart_chance
-    restart = 0.0 if any(m.restart for m in marks) else chance * (plan.restart_startup_s + plan.typical_s)
+    restart = 0.0 if any(m.restart for m in marks) else chance * (plan.restart_startup_s + plan.restart_step)
     seconds = steps_left + pace * plan.finish_s + restart
     return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
 
@@ -277,6 +288,48 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
     return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
+
+
+def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
+    """The sweep as stored with the job's plan: how long a configuration takes at a measured seconds per batch
+    (configuration_seconds) reads it, once the sweep has measured one (with_measured)."""
+    return {
+        "sweep": {**asdict(sweep), "batch_sizes": list(sweep.batch_sizes), "threads": list(sweep.threads)}
+    }
+
+
+# a measured configuration: batch, threads, seconds per batch, measured unreliably
+Timed = tuple[int, int, float, bool]
+
+
+def first_child(rows: Sequence[Sequence[Any]]) -> list[Timed]:
+    """A calibration's measured rows (batch, threads, seconds per batch or None, allocator, unreliable) in
+    the order they ran, as with_measured takes them: the first child's (the first row's allocator; a
+    re-measure's second child runs under the other), timed ones."""
+    first = rows[0][3] if rows else None
+    return [
+        (int(r[0]), int(r[1] or 1), float(r[2]), len(r) > 4 and bool(r[4]))  # runs saved before the flag
+        for r in rows
+        if r[3] == first and r[2]
+    ]
+
+
+def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks: Sequence[Mark]) -> WorkPlan:
+    """The plan with its allocator re-measure priced as the configuration it will time: the fastest per
+    example among the reliable ones the sweep measured by the latest mark (calibration.findings
+    .configs_to_recheck), often its largest batch and several typical steps long. `stored`: the job's
+    plan as sweep_to_json stored it; a plan without it, or nothing measured yet, stands.
+
+    Planning the rest of the sweep again from the measured throughput (where it plateaus, which thread
+    counts it drops) was tried and left out: on three saved runs it lowered the ETA's share within ±25%
+    from 41% to 39% (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
+    measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
+    if not isinstance(stored, dict) or "sweep" not in stored or not measured:
+        return plan
+    raw = stored["sweep"]
+    sweep = SweepPlan(**{**raw, "batch_sizes": tuple(raw["batch_sizes"]), "threads": tuple(raw["threads"])})
+    fastest = min(measured, key=lambda m: (m[3], m[2] / m[0]))  # reliable first, then seconds per example
+    return replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
 
 
 # --- the queue of a device ---------------------------------------------------------------------------------

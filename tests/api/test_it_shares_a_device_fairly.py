@@ -4,6 +4,7 @@ the API. The same with real worker processes: tests/integration/test_it_shares_a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -204,3 +205,39 @@ def test_a_jobs_start_up_comes_from_the_devices_finished_calibrations_else_its_p
         status=CalibrationJob.SUCCEEDED, finished_at=timezone.now(), marks=[[2.5, 0, 3], [3.0, 1, 3]]
     )
     assert startup_seconds(device) == 2.5
+
+
+def test_a_running_jobs_re_measure_is_priced_as_the_fastest_reliable_configuration_it_measured(
+    api: APIClient, rec: Recommendation, device: Device
+) -> None:
+    from advisor import forecasts
+    from advisor.engine.remaining import (
+        SweepPlan,
+        configuration_seconds,
+        marks_from_json,
+        plan_from_json,
+        remaining,
+    )
+    from advisor.models import MeasuredConfiguration
+
+    body = {"recommendation": rec.pk, "device": device.pk, "batch_sizes": [16, 64], "threads": [1]}
+    job = CalibrationJob.objects.get(pk=api.post(URL, body, format="json").json()["id"])
+    assert job.work_plan["sweep"]["batch_sizes"] == [16, 64]  # stored at submit
+    CalibrationJob.claim(job.pk)
+    # both configurations measured (64 faster per example but unreliable), then the re-measure announced
+    for batch, seconds, unreliable in ((16, 0.01, False), (64, 0.02, True)):
+        result = {"status": "ok", "seconds_per_batch": seconds, "unreliable": unreliable}
+        MeasuredConfiguration.objects.create(
+            job=job, batch_size=batch, threads=1, seconds_per_batch=seconds, result=result
+        )
+    marks = [[3.0, 0, 2], [4.0, 1, 2], [5.0, 2, 2, 0, 1.0], [6.0, 2, 3, 1]]
+    CalibrationJob.objects.filter(pk=job.pk).update(marks=marks)
+    job.refresh_from_db()
+    now = job.started_at + timedelta(seconds=6.5)
+
+    left = forecasts.left(job, at_pace=1.0, now=now)
+    plan = plan_from_json(job.work_plan, 60.0)
+    sweep = SweepPlan(**{**job.work_plan["sweep"], "batch_sizes": (16, 64), "threads": (1,)})
+    priced = replace(plan, restart_step_s=configuration_seconds(0.01, sweep))
+    assert left.seconds == pytest.approx(remaining(priced, marks_from_json(marks), 6.5).seconds)
+    assert left.seconds != pytest.approx(remaining(plan, marks_from_json(marks), 6.5).seconds)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from advisor.engine.remaining import Mark, WorkPlan, plan_to_json, remaining
+from advisor.engine.remaining import (
+    Mark,
+    SweepPlan,
+    WorkPlan,
+    configuration_seconds,
+    plan_to_json,
+    remaining,
+    sweep_to_json,
+    sweep_work,
+)
 from bench.queue_forecast import replay, score
 
 PLAN = WorkPlan(startup_s=1.0, steps=(2.0, 2.0, 2.0), finish_s=0.0, limit_s=60.0)
@@ -42,3 +52,23 @@ def test_it_predicts_each_sample_from_the_marks_before_it_at_the_pace_of_jobs_do
     assert b["eta"][1]["predicted"] == pytest.approx(remaining(PLAN, marks, 4.0, prior_pace=2.0).seconds)
     assert b["eta"][1]["predicted"] != pytest.approx(remaining(PLAN, marks, 4.0).seconds)
     assert score(again)["eta_from_25pct_of_run"]["n"] == 4
+
+
+def test_it_prices_a_re_measure_from_the_configurations_each_sample_had_measured() -> None:
+    sweep = SweepPlan((), (1,), 32, 512, 5, 0.5, 2, budget_s=100.0, limit_s=120.0)
+    plan = replace(sweep_work(sweep, lambda b, t: 0.01 * b / 32), restart_chance=1.0)
+    job = _job(1, wait=0.0, duration=9.0, marks=[[1.0, 0, 5], [2.0, 1, 5], [3.0, 2, 5]], at=[2.5, 3.5])
+    job["planned"] = {**plan_to_json(plan), **sweep_to_json(sweep)}
+    # 64 is the fastest per example by the second sample; 128, faster still, came after it
+    job["measured"] = [
+        [32, 1, 0.01, "default", None],
+        [64, 1, 0.012, "default", None],
+        [128, 1, 0.013, "default", None],
+    ]
+    (again,) = replay({"jobs": [job]})["jobs"]
+    (before,) = replay({"jobs": [job]}, measured=False)["jobs"]
+    marks = [Mark(1.0, 0, 5), Mark(2.0, 1, 5), Mark(3.0, 2, 5)]
+    priced = replace(plan, restart_step_s=configuration_seconds(0.012, sweep))
+    assert again["eta"][1]["predicted"] == pytest.approx(remaining(priced, marks, 3.5).seconds)
+    assert before["eta"][1]["predicted"] == pytest.approx(remaining(plan, marks, 3.5).seconds)
+    assert again["eta"][1]["predicted"] != pytest.approx(before["eta"][1]["predicted"])

@@ -8,16 +8,20 @@ import pytest
 from advisor.engine.remaining import (
     Mark,
     SweepPlan,
+    Timed,
     Waiting,
     WorkPlan,
     configuration_seconds,
     device_pace,
     expected_duration,
     fair_order,
+    first_child,
     forecast,
     marks_from_json,
     remaining,
+    sweep_to_json,
     sweep_work,
+    with_measured,
 )
 
 # start-up 3 s, four steps of 2 s, 1 s to finish, limit 60 s: 12 s in all
@@ -49,6 +53,13 @@ ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  
         # a second child announced (a re-measure of two): its start-up, two typical steps, the finish
         ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 11.0, 8.0, "progress"),
         ([*ON_PLAN, Mark(11.0, 4, 6, restart=True)], 15.0, 4.0, "progress"),
+        # a first child that took 5 s to start: the second is expected to take as long
+        (
+            [Mark(5.0, 0, 4), *(Mark(5.0 + 2 * i, i, 4) for i in (1, 2, 3)), Mark(13.0, 4, 6, restart=True)],
+            13.0,
+            10.0,
+            "progress",
+        ),
         # nothing past the limit
         ([Mark(3.0, 0, 4)], 57.0, 3.0, "limit"),
     ],
@@ -149,6 +160,54 @@ def test_a_doubling_sweep_starts_no_configuration_past_its_budget() -> None:
 def test_explicit_batch_sizes_are_measured_in_full() -> None:
     sweep = SweepPlan((16, 32), (1,), 32, 512, 5, 0.5, 2, budget_s=80.0, limit_s=120.0)
     assert len(sweep_work(sweep, lambda b, t: 0.01).steps) == 2
+
+
+# one thread, batch 32 to 512, a budget no row reaches
+ONE = SweepPlan((), (1,), 32, 512, 5, 0.5, 2, budget_s=100.0, limit_s=120.0)
+
+
+def _gaining(batch: int, threads: int) -> float:
+    return 0.001 * (batch / 32) ** 0.5  # throughput rises by 41% a doubling: no plateau
+
+
+@pytest.mark.parametrize(
+    ("measured", "done", "step"),
+    [
+        # nothing measured: a typical step of the plan
+        ([], 0, None),
+        # the fastest per example, 128: fewest seconds per example
+        ([(32, 1, 0.001, False), (64, 1, 0.0015, False), (128, 1, 0.0021, False)], 3, 0.0021),
+        # ... among the reliable ones, where there are any
+        ([(32, 1, 0.001, False), (64, 1, 0.0015, False), (128, 1, 0.0021, True)], 3, 0.0015),
+        # a row measured after the latest mark's count is not counted yet
+        ([(32, 1, 0.001, False), (64, 1, 0.0015, False), (128, 1, 0.0021, False)], 2, 0.0015),
+    ],
+)
+def test_a_re_measure_is_priced_as_the_fastest_configuration_measured_not_a_typical_step(
+    measured: list[Timed], done: int, step: float | None
+) -> None:
+    plan = sweep_work(ONE, _gaining)
+    marks = [Mark(1.0, done, 5)]
+    again = with_measured(plan, sweep_to_json(ONE), measured, marks)
+    if step is None:
+        assert again == plan and again.restart_step == plan.typical_s
+    else:
+        assert again.restart_step_s == pytest.approx(configuration_seconds(step, ONE))
+        assert again.steps == plan.steps  # the sweep's own plan stands
+
+
+def test_a_plan_without_its_sweep_stands() -> None:
+    assert with_measured(PLAN, {"steps": [2.0]}, [(32, 1, 0.001, False)], [Mark(1.0, 1, 4)]) == PLAN
+
+
+def test_the_first_child_is_the_first_rows_allocator_and_its_timed_rows() -> None:
+    rows = [
+        (32, 1, 0.01, "default", None),
+        (64, None, None, "default", None),  # out of memory: not timed
+        (128, 2, 0.03, "default", True),
+        (128, 2, 0.02, "tuned", None),  # the re-measure's second child
+    ]
+    assert first_child(rows) == [(32, 1, 0.01, False), (128, 2, 0.03, True)]
 
 
 def _w(owner: int, at: float, pk: int, *, first: bool = False, seconds: float = 10.0) -> Waiting:
