@@ -23,6 +23,9 @@ from rest_framework.test import APIClient
 
 REPO = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# profiles a quarter as long, in this process and every worker and child it starts: the tests check what a
+# profile holds and how it is used, never how well it predicts (bench does: at full length)
+os.environ.setdefault("ADVISOR_PROFILE_SCALE", "0.25")
 
 TABULAR_SPEC: dict[str, Any] = {
     "task": "tabular",

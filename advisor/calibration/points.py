@@ -7,6 +7,7 @@ read off two batches of one product.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -30,6 +31,22 @@ CUDA_PIPELINE = 8
 # scored on the same measured grids (bench/results/predict_amd-epyc-2c_ab-point-length/README.md), for 15-17 s
 # instead of 7-9 s
 POINT_SECONDS = 0.15
+
+
+def profile_scale() -> float:
+    """What multiplies the profile's timing lengths (its points' and its whole steps'): ADVISOR_PROFILE_SCALE,
+    else 1. The test suite profiles at a quarter of the length: its profiles are checked for what they hold,
+    never for how well they predict, and six of them took about 280 s of a CI run on a 2-core VM."""
+    raw = os.environ.get("ADVISOR_PROFILE_SCALE", "")
+    try:
+        scale = float(raw) if raw else 1.0
+    except ValueError:
+        scale = math.nan
+    if not 0 < scale <= 1:
+        raise ValueError(f"ADVISOR_PROFILE_SCALE must be a number in (0, 1], not {raw!r}")
+    return scale
+
+
 # When the profile must be done by (time.perf_counter()). A worker waits PROFILE_TIMEOUT for its first
 # profile; with a CPU-bound process beside a test run the points' usual runs outlasted 300 s here, and the
 # worker then started with no profile at all. Past this moment every remaining point is timed once after one
@@ -43,9 +60,12 @@ def calls_per_sync(dev: torch.device) -> int:
 
 
 def median_seconds(
-    run: Callable[[], None], sync: Callable[[], None], budget: float = POINT_SECONDS, repeat: int = 1
+    run: Callable[[], None], sync: Callable[[], None], budget: float | None = None, repeat: int = 1
 ) -> float:
-    """Median seconds of one `run()`; each timed sample is `repeat` runs and one synchronisation."""
+    """Median seconds of one `run()`, timed for `budget` seconds (POINT_SECONDS by default, times
+    profile_scale()); each timed sample is `repeat` runs and one synchronisation."""
+    if budget is None:
+        budget = POINT_SECONDS * profile_scale()
     if repeat > 1:
         once = run
 
@@ -95,7 +115,7 @@ def stage(batch: int, channels: int, side: int, dev: torch.device) -> torch.Tens
 
 
 def harness_step(
-    candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None], budget: float = POINT_SECONDS
+    candidate: dict[str, Any], dev: torch.device, sync: Callable[[], None], budget: float | None = None
 ) -> float:
     """Median seconds of the calibration harness's own step, a fresh batch each time as calibrations draw."""
     from advisor.calibration.steps import make_step

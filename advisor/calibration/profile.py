@@ -37,6 +37,7 @@ from advisor.calibration.points import (
     median_seconds,
     optimizer_seconds,
     product_work,
+    profile_scale,
     stage,
     weight_work,
 )
@@ -212,7 +213,8 @@ def _at_threads(
             each(partial(optimizer_seconds, name, 2, 16_000, dev, sync, r)),
         )
     # the whole steps set the factor that multiplies every prediction (costmodel.step_factor)
-    whole = [each(partial(harness_step, c, dev, sync, WHOLE_STEP_SECONDS)) for c in WHOLE_STEPS]
+    whole_s = WHOLE_STEP_SECONDS * profile_scale()
+    whole = [each(partial(harness_step, c, dev, sync, whole_s)) for c in WHOLE_STEPS]
 
     def at(count: int) -> ThreadProfile:
         base = max(one[count] - (five[count] - one[count]) / 4, one[count] * 0.1)

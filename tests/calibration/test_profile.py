@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from advisor.calibration.points import Interleaved, product_work, weight_work
+from advisor.calibration.points import Interleaved, product_work, profile_scale, weight_work
 from advisor.calibration.profile import (
     CONV_SIZES,
     CONV_TRANSPOSE_SIZES,
@@ -126,3 +126,18 @@ def test_a_profile_past_its_budget_times_the_rest_once_and_says_it_hurried() -> 
     assert "hurried" in [r["code"] for r in hurried["unreliable_reasons"]]
     in_time = profile_device("cpu", threads=[1])
     assert "hurried" not in [r["code"] for r in in_time["unreliable_reasons"]]
+
+
+@pytest.mark.parametrize(("raw", "scale"), [("", 1.0), ("0.25", 0.25), ("1", 1.0)])
+def test_the_profiles_lengths_scale_by_the_environment(
+    monkeypatch: pytest.MonkeyPatch, raw: str, scale: float
+) -> None:
+    monkeypatch.setenv("ADVISOR_PROFILE_SCALE", raw)
+    assert profile_scale() == scale
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "2", "short"])
+def test_a_scale_outside_zero_to_one_is_refused(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv("ADVISOR_PROFILE_SCALE", raw)
+    with pytest.raises(ValueError, match="ADVISOR_PROFILE_SCALE"):
+        profile_scale()
