@@ -24,6 +24,7 @@ from advisor.engine.remaining import (
     CHILD_START_S,
     Mark,
     Remaining,
+    StoredMark,
     SweepPlan,
     Timed,
     WorkPlan,
@@ -31,6 +32,7 @@ from advisor.engine.remaining import (
     expected_duration,
     first_child,
     marks_from_json,
+    might_remeasure,
     plan_from_json,
     plan_to_json,
     remaining,
@@ -110,7 +112,7 @@ def measured_so_far(job: DeviceJob) -> list[Timed]:
     return first_child(list(job.measurements.order_by("pk").values_list(*fields)))
 
 
-def recent_marks(device: Device, family: str, *, keep: int = 10) -> list[list[list[float]]]:
+def recent_marks(device: Device, family: str, *, keep: int = 10) -> list[list[StoredMark]]:
     """The marks of this family's latest finished calibrations on the device, newest first."""
     rows = (
         CalibrationJob.objects.filter(device=device, status=DeviceJob.SUCCEEDED, work_plan__family=family)
@@ -176,22 +178,24 @@ def probe_plan(*, time_limit_seconds: int) -> WorkPlan:
 
 
 def add_mark(
-    marks: list[list[float]],
+    marks: list[StoredMark],
     *,
     at_s: float,
     done: float,
     total: float,
     restart: bool = False,
     restart_chance: float | None = None,
-) -> list[list[float]] | None:
-    """The job's marks with this progress event, when it changed the count of finished steps or announced a
-    new child (a fourth element, 1); else None. A chance of a second child the job reported rides along as
-    a fifth element (engine.remaining.marks_from_json)."""
+    threads: int | None = None,
+) -> list[StoredMark] | None:
+    """The job's marks with this progress event (engine.remaining.StoredMark), when it changed the count of
+    finished steps or announced a new child; else None. What the job reported rides along: a chance of a
+    second child, the thread count of the step it starts."""
     if marks and marks[-1][1] == done and marks[-1][2] == total and not restart:
         return None
-    tail: list[float] = [1] if restart else []
-    if restart_chance is not None:
-        tail = [1 if restart else 0, round(restart_chance, 3)]
+    tail: StoredMark = [1] if restart else []
+    if restart_chance is not None or threads is not None:
+        chance = None if restart_chance is None else round(restart_chance, 3)
+        tail = [1 if restart else 0, chance, *([] if threads is None else [threads])]
     kept = [*marks, [round(at_s, 3), done, total, *tail]]
     return kept if len(kept) <= KEEP_MARKS else [kept[0], *kept[-(KEEP_MARKS - 1) :]]
 
@@ -225,5 +229,6 @@ def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
         # a job queued before plans: one step as long as its limit, of which its progress is done
         plan = WorkPlan(0.0, (float(job.time_limit_seconds),), 0.0, float(job.time_limit_seconds))
         marks = [Mark(0.0, 0.0, 1.0), Mark(elapsed, job.progress, 1.0)]
-    plan = with_measured(plan, job.work_plan, measured_so_far(job), marks)
+    if might_remeasure(plan, marks):  # the measured rows price it; otherwise no query on each poll
+        plan = with_measured(plan, job.work_plan, measured_so_far(job), marks)
     return remaining(plan, marks, elapsed, prior_pace=at_pace)

@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from advisor import notify
+from advisor.engine.remaining import StoredMark
 from advisor.forecasts import add_mark
 from advisor.models import DeviceJob, Refusal
 
@@ -162,7 +163,7 @@ class Watcher:
         self.on_other = on_other
         self.last_check = 0.0
         self.cancelled = False
-        self.marks: list[list[float]] = list(job.marks or [])
+        self.marks: list[StoredMark] = list(job.marks or [])
         self.started = job.started_at or timezone.now()
 
     def on_event(self, event: Event) -> None:
@@ -179,6 +180,7 @@ class Watcher:
                 total=total,
                 restart=bool(event.get("restart")),
                 restart_chance=None if chance is None else float(chance),
+                threads=None if event.get("threads") is None else int(event["threads"]),
             )
             if marked is not None:
                 self.marks = marked

@@ -100,6 +100,7 @@ def _with_dropout(layers: list[Any], p: float) -> list[Any]:
 def widths(data_name: str, items: list[str], seeds: list[int], budget: float) -> Iterator[dict[str, Any]]:
     from advisor.engine import recommend
     from advisor.engine.candidate import to_candidate
+    from advisor.engine.variation import with_weight_decay
     from advisor.probe.learning import curve, train
     from advisor.probe.learning import split as splits
     from bench.advice_data import dataset
@@ -119,8 +120,11 @@ def widths(data_name: str, items: list[str], seeds: list[int], budget: float) ->
             if "dropout" in options:
                 made.networks["model"] = _with_dropout(made.networks["model"], options.pop("dropout"))
             candidate = to_candidate(made, clean)
+            if "weight_decay" in options:
+                candidate = with_weight_decay(candidate, options.pop("weight_decay"))
             if batch:
                 candidate["training"]["batch_size"] = int(batch)
+            # what is left: the learning rate
             candidate["training"].update(options)  # type: ignore[typeddict-item]
             run = train.train(
                 candidate,

@@ -5,13 +5,14 @@ vision task.
 `python -m bench queue --from RUN/forecast.json [--no-measured] [--out DIR]` predicts a saved run's ETAs again
 by today's estimator, from each job's plan, marks and measured configurations (nothing re-run).
 
-`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--out DIR]`: the remaining-time
-estimator (advisor/engine/remaining.py) against what happened. N default calibrations of varied networks
-are queued at once by U users on one worker (its device profiled first, as a worker does; W calibrations
-run before them give the device a history, as a team box has); each queued job's expected start, as the
-API gives it right after the last submission, is set against its actual start, and the running job's
-remaining time, sampled as its page polls it, against the time that actually remained (targets, issues 24
-and 29: both within +-25%, the ETA from 25% progress on).
+`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--load L] [--load-delay S] [--out D]`:
+the remaining-time estimator (advisor/engine/remaining.py) against what happened. N default calibrations of
+varied networks are queued at once by U users on one worker (its device profiled first, as a worker does;
+W calibrations run before them give the device a history, as a team box has; L busy loops compete from S
+seconds after the profile on, a box that got busy after its worker started); each queued job's expected
+start, as the API gives it right after the last submission, is set against its actual start, and the
+running job's remaining time, sampled as its page polls it, against the time that actually remained
+(targets, issues 24 and 29: both within +-25%, the ETA from 25% progress on).
 
 Runs against a throw-away SQLite database and file-system broker in a temporary folder unless told otherwise,
 so it never touches the database of `make run`."""
@@ -60,6 +61,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--warmup", type=int, default=0, help="--forecast: calibrations run first (a history)"
     )
+    parser.add_argument(
+        "--load", type=int, default=0, help="--forecast: busy loops competing once the device is profiled"
+    )
+    parser.add_argument("--load-delay", type=float, default=0.0, help="--forecast: --load starts this late")
     parser.add_argument("--out", default="", help="--forecast: a folder for forecast.json")
     parser.add_argument(
         "--from", dest="source", default="", help="a saved forecast.json: its ETAs by today's estimator"
@@ -102,7 +107,14 @@ def main(argv: list[str]) -> int:
         )
         try:
             if args.forecast:
-                result = run_forecast(host, jobs=args.jobs, users=args.users, warmup=args.warmup)
+                result = run_forecast(
+                    host,
+                    jobs=args.jobs,
+                    users=args.users,
+                    warmup=args.warmup,
+                    load=args.load,
+                    load_delay=args.load_delay,
+                )
                 report(result, args.out)
                 return 0
             rows = _run(host, args.repeat)

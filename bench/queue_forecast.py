@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.load import start_load, stop_load
+
 # varied tasks and sizes: tabular FFNs, CNNs, a recurrent network, a generative one
 FORECAST_SPECS: dict[str, dict[str, Any]] = {
     "tabular 20k x 32": {"task": "tabular", "data": {"examples": 20000, "input_shape": [32], "outputs": 4}},
@@ -48,10 +50,29 @@ POLL_S = 0.25
 TOLERANCE = 0.25
 
 
-def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[str, Any]:
+def run_forecast(
+    host: str, *, jobs: int, users: int, warmup: int = 0, load: int = 0, load_delay: float = 0.0
+) -> dict[str, Any]:
+    """`load` busy loops (bench/load.py) compete from `load_delay` seconds after the device's profile, which
+    was taken quiet, to the end: a team box that got busy after its worker started."""
     import django
 
     django.setup()
+    from advisor.models import Device
+
+    device_id = f"{host}-cpu0"
+    wait_for(lambda: Device.objects.filter(id=device_id).exists(), 120, "the worker to register its device")
+    wait_for(lambda: Device.objects.get(id=device_id).profile, 180, "the worker to profile its device")
+    time.sleep(1.0)  # the worker announces its device a moment before it consumes
+    competing = start_load(load, load_delay)
+    try:
+        result = _queue_and_poll(device_id, jobs=jobs, users=users, warmup=warmup)
+    finally:
+        spent = stop_load(competing)
+    return {**result, "load": {"processes": load, "delay_s": load_delay, "cpu_seconds": spent["cpu_seconds"]}}
+
+
+def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
@@ -59,10 +80,6 @@ def run_forecast(host: str, *, jobs: int, users: int, warmup: int = 0) -> dict[s
     from advisor.models import CalibrationJob, Device
     from advisor.queueing import Forecaster
 
-    device_id = f"{host}-cpu0"
-    wait_for(lambda: Device.objects.filter(id=device_id).exists(), 120, "the worker to register its device")
-    wait_for(lambda: Device.objects.get(id=device_id).profile, 180, "the worker to profile its device")
-    time.sleep(1.0)  # the worker announces its device a moment before it consumes
     device = Device.objects.get(id=device_id)
     people = [get_user_model().objects.get_or_create(username=f"bench{u}")[0] for u in range(users)]
     specs = list(FORECAST_SPECS.items())
@@ -245,6 +262,10 @@ def report(result: dict[str, Any], out: str) -> None:
             f"{j['id']:>5} {j['spec']:<24} {j['family']:<7} {j['owner']:<7} {j['configurations']:>3} "
             f"{expected:>7} {actual:>7} {err:>6} {took:>6} {planned:>6.1f}"
         )
+    load = result.get("load") or {}
+    if load.get("processes"):
+        spent = ", ".join(f"{c:.0f}" for c in load["cpu_seconds"])
+        print(f"load: {load['processes']} busy loops from {load['delay_s']:.0f} s on (CPU seconds: {spent})")
     for what, s in scores.items():
         if s["n"]:
             print(

@@ -23,7 +23,8 @@ from advisor.engine.units import threads_text
 
 # A configuration's timing may go on past min_seconds (measure()'s stopping rule) up to this share of the
 # budget left per configuration still planned (the rest pays for building, warm-up, gathering and the
-# live-tensor pass), and never beyond MAX_SECONDS_FACTOR x min_seconds.
+# live-tensor pass), and never beyond MAX_SECONDS_FACTOR x min_seconds; one whose steps are far slower
+# than that stops there with measure.FEWEST_AT_LIMIT steps, unreliable.
 TIMING_SHARE = 0.6
 
 
@@ -146,9 +147,18 @@ class _Sweep:
         return max(minimum, min(share, MAX_SECONDS_FACTOR * minimum))
 
     def run(self, batch: int, threads: int) -> Measurement:
+        from advisor.calibration.measure import FEWEST_AT_LIMIT
+
         step = f"batch {batch}, {threads_text(threads)}: timing"
         self.events.put(
-            {"type": "progress", "done": self.done, "total": self.total, "step": step, "pid": os.getpid()}
+            {
+                "type": "progress",
+                "done": self.done,
+                "total": self.total,
+                "step": step,
+                "threads": threads,
+                "pid": os.getpid(),
+            }
         )
         t0 = time.monotonic()
         p = self.payload
@@ -162,6 +172,7 @@ class _Sweep:
             warmup=int(p["warmup"]),
             memory_limit_bytes=p.get("memory_limit_bytes"),
             max_seconds=self.max_seconds(),
+            fewest_at_limit=FEWEST_AT_LIMIT,
         )
         if result["status"] == "ok":
             self._add_gathering(result, batch, threads)

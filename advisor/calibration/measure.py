@@ -43,6 +43,10 @@ from advisor.engine.robust import PRECISION, median_interval, relative_halfwidth
 
 NOISY_IQR_FRACTION = 0.10  # `noisy`: descriptive only (what acts is `unreliable`, docs/CONTRACT.md)
 MAX_SECONDS_FACTOR = 6  # measure() alone times a configuration for at most this many times min_seconds
+# a sweep's configuration whose steps turned out far longer than its share of the job's time (2 threads
+# beside two busy processes on 2 cores: 5 s steps where one thread took 33 ms) stops at that time once it
+# has this many, the median of three, and is unreliable for its interval (bench/results/queue_*_loaded/)
+FEWEST_AT_LIMIT = 3
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -91,11 +95,16 @@ class StoppingRule:
     min_seconds: float
     max_seconds: float
     precision: float = PRECISION
+    # at max_seconds, this many steps are enough even below min_iterations; None: min_iterations always
+    fewest_at_limit: int | None = None
     next_check: int = 0
     stopped: str = ""  # "precise" or "time": why timing stopped
 
     def done(self, count: int, elapsed: float, samples: Callable[[], list[float]]) -> bool:
-        if count < self.min_iterations or elapsed < self.min_seconds:
+        enough = self.min_iterations
+        if self.fewest_at_limit is not None and elapsed >= self.max_seconds:
+            enough = min(enough, self.fewest_at_limit)
+        if count < enough or elapsed < self.min_seconds:
             return False
         if elapsed >= self.max_seconds:
             self.stopped = "time"
@@ -122,17 +131,24 @@ def time_steps(
     precision: float = PRECISION,
     clock: Callable[[], float] = time.perf_counter,
     probe: Probe | None = None,
+    fewest_at_limit: int | None = None,
 ) -> StepTimes:
     """The timing loop: per-step seconds plus rusage deltas per step, timed until StoppingRule says so
-    (`max_seconds` None: at the minimums, the interval only reported).
+    (`max_seconds` None: at the minimums, the interval only reported). With `fewest_at_limit`,
+    `max_seconds` bounds the warm-up too: no warm-up step starts after it, the first one always does.
 
     With `refill`, every step trains on new values in the batch's memory (steps.Draw),
     drawn before its clock starts; their CPU time and faults are left out of the per-step figures. `clock`
     times the steps on a CPU (a test injects a synthetic one); `probe` samples the machine between steps."""
-    for _ in range(warmup):
+    warmed, began = 0, clock()
+    bounded = fewest_at_limit is not None and max_seconds is not None
+    while warmed < warmup:
+        if warmed and bounded and clock() - began >= (max_seconds or 0.0):
+            break
         if refill is not None:
             refill()
         run(batch)
+        warmed += 1
     cuda = dev.type == "cuda"
     if cuda:
         torch.cuda.synchronize(dev)
@@ -146,7 +162,11 @@ def time_steps(
         return [a.elapsed_time(b) / 1000.0 for a, b in events]
 
     rule = StoppingRule(
-        min_iterations, min_seconds, min_seconds if max_seconds is None else max_seconds, precision
+        min_iterations,
+        min_seconds,
+        min_seconds if max_seconds is None else max_seconds,
+        precision,
+        None if max_seconds is None else fewest_at_limit,
     )
     making = [0.0] * len(_USAGE_FIELDS)  # what refilling cost, taken off the loop's usage
     if probe is not None:
@@ -196,6 +216,7 @@ def time_steps(
         "interval_halfwidth": halfwidth if math.isfinite(halfwidth) else None,  # None: too few steps
         "stopped": "minimum" if max_seconds is None else rule.stopped,
         "contention": contention,
+        "warmed": warmed,
     }
 
 
@@ -225,6 +246,7 @@ class StepTimes(TypedDict):
     interval_halfwidth: float | None  # None: too few steps
     stopped: str
     contention: Contention | None
+    warmed: int  # warm-up steps run: fewer than asked where the configuration's time ran out
 
 
 def measure(
@@ -239,11 +261,13 @@ def measure(
     memory_limit_bytes: int | None = None,
     max_seconds: float | None = None,
     precision: float = PRECISION,
+    fewest_at_limit: int | None = None,
 ) -> Measurement:
     """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Steps are timed until the median is known within ±`precision` (StoppingRule), for at most `max_seconds`
-    (default MAX_SECONDS_FACTOR x min_seconds; a sweep passes the configuration's share of the job's time);
+    (default MAX_SECONDS_FACTOR x min_seconds; a sweep passes the configuration's share of the job's time,
+    and FEWEST_AT_LIMIT, so that a configuration whose steps are far slower than that share stops there);
     a configuration whose median stayed imprecise, or during which other work was seen on the device
     (contention.py), is `unreliable`, with its reasons. Out of memory is a result (status "oom"), not an
     exception. `memory_limit_bytes` only names the capacity in that message; the cap itself is enforced by
@@ -285,6 +309,7 @@ def measure(
                 ),
                 precision=precision,
                 probe=Probe(cuda_index=dev.index if dev.type == "cuda" else None),
+                fewest_at_limit=fewest_at_limit,
             )
             rss_growth = reserved = None
             if dev.type == "cuda":
@@ -348,7 +373,7 @@ def measure(
         "device": _device_name(dev),
         "threads": used_threads,
         "allocator": current_allocator(),
-        "warmup": warmup,
+        "warmup": timing["warmed"],
         "status": "ok",
         "message": "",
         "seconds_per_batch": seconds,

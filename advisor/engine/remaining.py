@@ -41,6 +41,8 @@ class WorkPlan:
     # the configuration the second child times (the sweep's fastest per example, known once it is measured:
     # with_measured); None: a typical step
     restart_step_s: float | None = None
+    # each planned step's thread count (a sweep's configurations); empty: one pace for every step
+    threads: tuple[int, ...] = ()
 
     @property
     def restart_s(self) -> float:
@@ -60,21 +62,31 @@ class WorkPlan:
         """The median planned step: what a step the plan did not foresee is taken to cost."""
         return statistics.median(self.steps) if self.steps else 0.0
 
+    def step_s(self, k: int) -> float:
+        """Planned seconds of step k (from 0); a step beyond the plan's (a job that found more to do) counts
+        as its average step."""
+        if k < len(self.steps):
+            return self.steps[k]
+        return sum(self.steps) / len(self.steps) if self.steps else 0.0
+
     def work(self, done: float) -> float:
-        """Planned seconds of the first `done` steps (a fraction counts that share of the next step); steps
-        beyond the plan's (a job that found more to do) count as its average step."""
-        whole = max(0, math.floor(done))
-        mean = sum(self.steps) / len(self.steps) if self.steps else 0.0
-        planned = sum(self.steps[:whole]) + max(0, whole - len(self.steps)) * mean
-        part = done - whole
-        if part > 0:
-            planned += part * (self.steps[whole] if whole < len(self.steps) else mean)
-        return planned
+        """Planned seconds of the first `done` steps (a fraction counts that share of the next step)."""
+        return self.work_between(0.0, done)
+
+    def work_between(self, lo: float, hi: float, pace_of: Callable[[int], float] | None = None) -> float:
+        """Planned seconds from `lo` steps done to `hi`, each step's taken at `pace_of(k)` (None: 1)."""
+        lo = max(0.0, lo)
+        seconds, k = 0.0, math.floor(lo)
+        while k < hi:
+            share = min(hi, k + 1) - max(lo, k)
+            seconds += share * self.step_s(k) * (1.0 if pace_of is None else pace_of(k))
+            k += 1
+        return seconds
 
 
 def plan_to_json(plan: WorkPlan, **about: str) -> dict[str, Any]:
     """The plan as stored on the job, with what it is about (a calibration's candidate family)."""
-    return {**asdict(plan), "steps": list(plan.steps), **about}
+    return {**asdict(plan), "steps": list(plan.steps), "threads": list(plan.threads), **about}
 
 
 def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
@@ -90,6 +102,7 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
         None if budget is None else float(budget),
         float(data.get("restart_chance") or 0.0),
         restart_step_s=None if data.get("restart_step_s") is None else float(data["restart_step_s"]),
+        threads=tuple(int(t) for t in data.get("threads") or ()),
     )
 
 
@@ -104,21 +117,34 @@ class Mark:
     # how likely that second child is, as the job now sees it (a calibration's system-time share so far
     # against its threshold); None: the plan's chance stands
     restart_chance: float | None = None
+    threads: int | None = None  # the thread count of the step that starts here (a sweep's configuration)
 
 
-def marks_from_json(rows: Sequence[Sequence[float]]) -> list[Mark]:
-    """A job's stored marks ([at_s, done, total], a fourth element 1 where a new child was announced, else 0
-    when a fifth follows: the second child's chance as the job saw it then)."""
-    return [
-        Mark(
-            float(m[0]),
-            float(m[1]),
-            float(m[2]),
-            len(m) > 3 and bool(m[3]),
-            float(m[4]) if len(m) > 4 else None,
+# as stored on a job: [at_s, done, total], then, where anything follows, the restart flag (1 or 0), the
+# chance (or null) and the thread count (or null)
+StoredMark = list[float | None]
+
+
+def marks_from_json(rows: Sequence[Sequence[float | None]]) -> list[Mark]:
+    """A job's stored marks (StoredMark; older ones end after the flag or the chance)."""
+
+    def at(m: Sequence[float | None], i: int) -> float | None:
+        return m[i] if len(m) > i else None
+
+    marks = []
+    for m in rows:
+        chance, threads = at(m, 4), at(m, 5)
+        marks.append(
+            Mark(
+                float(m[0] or 0.0),
+                float(m[1] or 0.0),
+                float(m[2] or 0.0),
+                bool(at(m, 3)),
+                None if chance is None else float(chance),
+                None if threads is None else int(threads),
+            )
         )
-        for m in rows
-    ]
+    return marks
 
 
 @dataclass(frozen=True)
@@ -143,27 +169,89 @@ def remaining(
     last = marks[-1]
     ratios = step_paces(plan, marks)
     pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
+    pace_of = _paces_by_threads(plan, marks, pace)
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
     if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
         start = plan.restart_startup_s
         ahead = max(0.0, start - since) + pace * plan.restart_step * max(0.0, last.total - last.done)
         since = max(0.0, since - start)
         current = pace * plan.restart_step
+        steps_left = ahead - min(since, current)
     else:
-        total = expected_total(plan, last)
-        ahead = pace * (plan.work(total) - plan.work(last.done))
-        current = pace * (plan.work(min(total, math.floor(last.done) + 1)) - plan.work(last.done))
-    steps_left = ahead - min(since, current)
-    if plan.steps_budget_s is not None and not last.restart:
-        # no step starts past the budget: what is left of it, or the rest of the step under way
-        budget_left = plan.steps_budget_s - (elapsed_s - marks[0].at_s)
-        steps_left = min(steps_left, max(budget_left, current - min(since, current)))
-    # a second child still to come, until one is announced: by the chance the job's own figures give, once
-    # it reports one, else the plan's
-    chance = plan.restart_chance if last.restart_chance is None else last.restart_chance
-    restart = 0.0 if any(m.restart for m in marks) else chance * (plan.restart_startup_s + plan.restart_step)
+        steps_left = _steps_left(plan, marks, elapsed_s, since, pace_of)
+    # a second child still to come, until one is announced
+    restart = (
+        0.0
+        if any(m.restart for m in marks)
+        else restart_chance(plan, marks) * (plan.restart_startup_s + plan.restart_step)
+    )
     seconds = steps_left + pace * plan.finish_s + restart
     return _capped(max(0.0, seconds), left_in_limit, "progress" if ratios else "plan", pace)
+
+
+def _steps_left(
+    plan: WorkPlan, marks: Sequence[Mark], elapsed_s: float, since: float, pace_of: Callable[[int], float]
+) -> float:
+    """Seconds of the step under way (`since` into it) and of those still to start, each at its pace. Within
+    a steps' budget, a step starts only where it is expected to end inside it, as a sweep decides
+    (calibration.child's out_of_time, from its latest step at that thread count)."""
+    last = marks[-1]
+    total = expected_total(plan, last)
+    upto = min(total, math.floor(last.done) + 1)
+    current = plan.work_between(last.done, upto, pace_of)
+    left = current - min(since, current)
+    if plan.steps_budget_s is None:
+        return left + plan.work_between(upto, total, pace_of)
+    clock = elapsed_s - marks[0].at_s + left  # the budget counts from the first step's start
+    k = upto
+    while k < total:
+        step = plan.work_between(k, min(total, k + 1), pace_of)
+        if clock + step > plan.steps_budget_s:
+            break
+        clock, left, k = clock + step, left + step, k + 1
+    return left
+
+
+def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
+    """How likely a second child is now: by the chance the job's own figures give, once it reports one,
+    else the plan's."""
+    reported = marks[-1].restart_chance if marks else None
+    return plan.restart_chance if reported is None else reported
+
+
+def might_remeasure(plan: WorkPlan, marks: Sequence[Mark]) -> bool:
+    """Whether the re-measure's price (WorkPlan.restart_step) counts in the remaining time: a second child
+    was announced, or one may still come."""
+    return any(m.restart for m in marks) or restart_chance(plan, marks) > 0
+
+
+def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Callable[[int], float]:
+    """Each step's pace: the median of the finished steps' at its thread count, the job's pace one vote
+    among them; the job's pace where the plan has no thread counts or none finished at that one. On a box
+    that got busy, steps on both cores stall behind the other work (2-thread steps 100-500x their plan
+    beside two busy processes on 2 cores) while 1-thread steps keep about theirs; one pace for both fits
+    neither (bench/results/queue_amd-epyc-2c_forecast-loaded/)."""
+    seen: dict[int, list[float]] = {}
+    for a, b in itertools.pairwise(marks):
+        k = math.floor(a.done)
+        planned = plan.step_s(k)
+        # one whole step within one child, of the thread count the job said (else the plan's)
+        threads = a.threads if a.threads is not None else plan.threads[k] if k < len(plan.threads) else None
+        whole = b.done - a.done == 1 and a.done == k and not a.restart and not b.restart
+        if whole and threads is not None and planned > 0:
+            seen.setdefault(threads, []).append((b.at_s - a.at_s) / planned)
+    paces = {t: statistics.median([*r, pace]) for t, r in seen.items()}
+
+    now = marks[-1].threads if marks else None
+
+    def pace_of(k: int) -> float:
+        # the step under way runs on the threads the job said; those ahead, on the plan's
+        threads = now if k == math.floor(marks[-1].done) and now is not None else None
+        if threads is None and k < len(plan.threads):
+            threads = plan.threads[k]
+        return pace if threads is None else paces.get(threads, pace)
+
+    return pace_of
 
 
 def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:
@@ -271,6 +359,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
             b *= 2
         sizes, doubling = sizes or [sweep.max_batch_size], True
     steps: list[float] = []
+    on: list[int] = []  # each step's thread count
     budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
     active = list(sweep.threads)
     best, flat = 0.0, 0
@@ -279,15 +368,18 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         for t in active if doubling else sweep.threads:
             seconds = configuration_seconds(per_batch(batch, t), sweep)
             if steps and sum(steps) + seconds > sweep.budget_s:
-                return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
+                return WorkPlan(
+                    CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on)
+                )
             steps.append(seconds)
+            on.append(t)
             rates[t] = batch / max(per_batch(batch, t), 1e-12)
         if not doubling:
             continue
         active, best, flat = after_batch(rates, best, flat)
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
-    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget)
+    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on))
 
 
 def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
@@ -296,6 +388,15 @@ def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
     return {
         "sweep": {**asdict(sweep), "batch_sizes": list(sweep.batch_sizes), "threads": list(sweep.threads)}
     }
+
+
+def sweep_from_json(stored: Any) -> SweepPlan | None:
+    """The sweep sweep_to_json stored with a job's plan; None for a plan stored without one (a spread
+    calibration's, or one stored before sweeps were)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("sweep"), dict):
+        return None
+    raw = stored["sweep"]
+    return SweepPlan(**{**raw, "batch_sizes": tuple(raw["batch_sizes"]), "threads": tuple(raw["threads"])})
 
 
 # a measured configuration: batch, threads, seconds per batch, measured unreliably
@@ -318,16 +419,15 @@ def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks:
     """The plan with its allocator re-measure priced as the configuration it will time: the fastest per
     example among the reliable ones the sweep measured by the latest mark (calibration.findings
     .configs_to_recheck), often its largest batch and several typical steps long. `stored`: the job's
-    plan as sweep_to_json stored it; a plan without it, or nothing measured yet, stands.
+    plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet, stands.
 
     Planning the rest of the sweep again from the measured throughput (where it plateaus, which thread
     counts it drops) was tried and left out: on three saved runs it lowered the ETA's share within ±25%
     from 41% to 39% (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
     measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
-    if not isinstance(stored, dict) or "sweep" not in stored or not measured:
+    sweep = sweep_from_json(stored)
+    if sweep is None or not measured:
         return plan
-    raw = stored["sweep"]
-    sweep = SweepPlan(**{**raw, "batch_sizes": tuple(raw["batch_sizes"]), "threads": tuple(raw["threads"])})
     fastest = min(measured, key=lambda m: (m[3], m[2] / m[0]))  # reliable first, then seconds per example
     return replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
 

@@ -130,3 +130,46 @@ def test_one_outlier_moves_the_mean_and_not_the_trimmed_mean() -> None:
     assert sum(steps) / 20 > 7 * 0.032
     assert trimmed_mean(steps) == pytest.approx(0.032)
     assert winsorised_mean(steps) == pytest.approx(0.032)
+
+
+@pytest.mark.parametrize(("fewest", "warmed", "timed"), [(None, 2, 5), (3, 1, 3)])
+def test_a_sweeps_configuration_far_slower_than_its_time_stops_at_three_steps(
+    fewest: int | None, warmed: int, timed: int
+) -> None:
+    """Steps of 5 s where the configuration was given 0.7 s (2 threads beside two busy processes on 2 cores):
+    measure() alone keeps its minimums; a sweep's configuration warms up once and times three steps, the
+    median of three, which has no interval: unreliable."""
+    timer = SyntheticTimer(lambda: 5.0)
+    timing = time_steps(
+        timer.step,
+        (),
+        CPU,
+        min_iterations=5,
+        min_seconds=0.5,
+        warmup=2,
+        max_seconds=0.7,
+        clock=timer,
+        fewest_at_limit=fewest,
+    )
+    assert (timing["warmed"], len(timing["samples"]), timer.steps) == (warmed, timed, warmed + timed)
+    assert timing["stopped"] == "time"
+    if fewest is not None:
+        assert timing["interval_halfwidth"] is None
+        (reason,) = judge(None, halfwidth=math.inf, timed_seconds=5.0 * timed, iterations=timed)
+        assert "no interval yet after 3 steps" in reason["text"]
+
+
+def test_a_configuration_within_its_time_keeps_every_warm_up_and_the_minimum_count() -> None:
+    timer = SyntheticTimer(lambda: 0.01)
+    timing = time_steps(
+        timer.step,
+        (),
+        CPU,
+        min_iterations=5,
+        min_seconds=0.0,
+        warmup=2,
+        max_seconds=0.7,
+        clock=timer,
+        fewest_at_limit=3,
+    )
+    assert timing["warmed"] == 2 and len(timing["samples"]) >= 5

@@ -3,6 +3,8 @@ row; the clock is the `elapsed_s` each row passes in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from advisor.engine.remaining import (
@@ -18,7 +20,9 @@ from advisor.engine.remaining import (
     first_child,
     forecast,
     marks_from_json,
+    might_remeasure,
     remaining,
+    sweep_from_json,
     sweep_to_json,
     sweep_work,
     with_measured,
@@ -72,13 +76,19 @@ def test_it_paces_the_rest_by_the_steps_so_far(
     assert left.basis == basis
 
 
-def test_no_step_starts_past_the_steps_budget() -> None:
-    budgeted = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, steps_budget_s=7.0)  # steps start until 10 s
+def test_no_step_starts_that_would_end_past_the_steps_budget() -> None:
+    """As a sweep decides (calibration.child's out_of_time): the budget of 7 s from the first step's start
+    (3 s) ends at 10 s, and a step expected to end after it does not start."""
+    budgeted = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, steps_budget_s=7.0)
     # past its plan with a count of 6: the budget ended at 10 s, so only the step under way is left
     assert remaining(budgeted, [*ON_PLAN, Mark(11.0, 4, 6)], 11.0).seconds == pytest.approx(2.0 + 1.0)
-    # within it, 1 s into the third step: 3 s of steps planned, 2 s of budget left, the budget bounds them
-    assert remaining(budgeted, ON_PLAN[:3], 8.0).seconds == pytest.approx(2.0 + 1.0)
-    assert remaining(budgeted, ON_PLAN[:2], 5.0).seconds == pytest.approx(5.0 + 1.0)
+    # 1 s into the third step (ends at 9 s): the fourth would end at 11 s, past the budget
+    assert remaining(budgeted, ON_PLAN[:3], 8.0).seconds == pytest.approx(1.0 + 1.0)
+    # the second step starts at 5 s: it and the third end by 9 s
+    assert remaining(budgeted, ON_PLAN[:2], 5.0).seconds == pytest.approx(4.0 + 1.0)
+    # at a slower pace (each step 3 s): the second ends at 8 s, the third would end at 11 s
+    slow = [Mark(3.0, 0, 4), Mark(6.0, 1, 4)]
+    assert remaining(budgeted, slow, 6.0, prior_pace=1.5).seconds == pytest.approx(3.0 + 1.5)
 
 
 def test_it_takes_what_the_current_step_ran_off_the_rest_but_never_more_than_the_step() -> None:
@@ -198,6 +208,28 @@ def test_a_re_measure_is_priced_as_the_fastest_configuration_measured_not_a_typi
 
 def test_a_plan_without_its_sweep_stands() -> None:
     assert with_measured(PLAN, {"steps": [2.0]}, [(32, 1, 0.001, False)], [Mark(1.0, 1, 4)]) == PLAN
+
+
+def test_a_stored_sweep_reads_back_as_it_was_planned() -> None:
+    assert sweep_from_json(sweep_to_json(ONE)) == ONE
+    assert sweep_from_json({"steps": [2.0]}) is None
+    assert sweep_from_json(None) is None
+
+
+@pytest.mark.parametrize(
+    ("plan_chance", "marks", "counts"),
+    [
+        (0.5, [], True),  # the plan's chance, nothing reported yet
+        (0.0, [], False),  # a spread calibration's plan: no second child
+        (0.5, [Mark(3.0, 0, 4), Mark(5.0, 1, 4, restart_chance=0.0)], False),  # the job says none now
+        (0.0, [Mark(3.0, 0, 4), Mark(5.0, 1, 4, restart_chance=0.3)], True),  # the job says maybe
+        (0.0, [Mark(3.0, 0, 4), Mark(5.0, 4, 5, restart=True), Mark(9.0, 5, 5)], True),  # one under way
+    ],
+)
+def test_the_re_measure_counts_while_one_may_still_come_or_runs(
+    plan_chance: float, marks: list[Mark], counts: bool
+) -> None:
+    assert might_remeasure(replace(PLAN, restart_chance=plan_chance), marks) is counts
 
 
 def test_the_first_child_is_the_first_rows_allocator_and_its_timed_rows() -> None:

@@ -201,10 +201,9 @@ def next_step(
         and held is not None
         and held < previous_score + GAINED
     )
-    if stalled:
-        pass  # widened and no better: widening again would not be either
-    elif pick is None and (found_change := _varied(entry, diagnosis, own, max_parameters)) is not None:
-        varied, parameters, words = found_change
+    # widened and no better: widening again would not be either, so a stalled chain varies nothing
+    if not stalled and pick is None and (found := _varied(entry, diagnosis, own, max_parameters)) is not None:
+        varied, parameters, words = found
         pick, change = entry, f"with {words} ({describe(varied)} against the recommendation's)"
     step: NextStep = {
         "diagnosis": diagnosis,
