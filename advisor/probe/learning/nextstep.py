@@ -202,8 +202,12 @@ def next_step(
         and held < previous_score + GAINED
     )
     # widened and no better: widening again would not be either, so a stalled chain varies nothing
-    if not stalled and pick is None and (found := _varied(entry, diagnosis, own, max_parameters)) is not None:
-        varied, parameters, words = found
+    if (
+        not stalled
+        and pick is None
+        and (change_found := _varied(entry, diagnosis, own, max_parameters)) is not None
+    ):
+        varied, parameters, words = change_found
         pick, change = entry, f"with {words} ({describe(varied)} against the recommendation's)"
     step: NextStep = {
         "diagnosis": diagnosis,
