@@ -32,7 +32,6 @@ from advisor.engine.remaining import (
     expected_duration,
     first_child,
     marks_from_json,
-    might_remeasure,
     plan_from_json,
     plan_to_json,
     remaining,
@@ -229,6 +228,5 @@ def left(job: DeviceJob, *, at_pace: float, now: Any = None) -> Remaining:
         # a job queued before plans: one step as long as its limit, of which its progress is done
         plan = WorkPlan(0.0, (float(job.time_limit_seconds),), 0.0, float(job.time_limit_seconds))
         marks = [Mark(0.0, 0.0, 1.0), Mark(elapsed, job.progress, 1.0)]
-    if might_remeasure(plan, marks):  # the measured rows price it; otherwise no query on each poll
-        plan = with_measured(plan, job.work_plan, measured_so_far(job), marks)
+    plan = with_measured(plan, job.work_plan, measured_so_far(job), marks)
     return remaining(plan, marks, elapsed, prior_pace=at_pace)

@@ -41,8 +41,9 @@ class WorkPlan:
     # the configuration the second child times (the sweep's fastest per example, known once it is measured:
     # with_measured); None: a typical step
     restart_step_s: float | None = None
-    # each planned step's thread count (a sweep's configurations); empty: one pace for every step
+    # each planned step's thread count and batch (a sweep's configurations); empty: one pace for every step
     threads: tuple[int, ...] = ()
+    batches: tuple[int, ...] = ()
 
     @property
     def restart_s(self) -> float:
@@ -86,7 +87,8 @@ class WorkPlan:
 
 def plan_to_json(plan: WorkPlan, **about: str) -> dict[str, Any]:
     """The plan as stored on the job, with what it is about (a calibration's candidate family)."""
-    return {**asdict(plan), "steps": list(plan.steps), "threads": list(plan.threads), **about}
+    lists = {"steps": list(plan.steps), "threads": list(plan.threads), "batches": list(plan.batches)}
+    return {**asdict(plan), **lists, **about}
 
 
 def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
@@ -103,6 +105,7 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
         float(data.get("restart_chance") or 0.0),
         restart_step_s=None if data.get("restart_step_s") is None else float(data["restart_step_s"]),
         threads=tuple(int(t) for t in data.get("threads") or ()),
+        batches=tuple(int(b) for b in data.get("batches") or ()),
     )
 
 
@@ -193,8 +196,8 @@ def _steps_left(
     plan: WorkPlan, marks: Sequence[Mark], elapsed_s: float, since: float, pace_of: Callable[[int], float]
 ) -> float:
     """Seconds of the step under way (`since` into it) and of those still to start, each at its pace. Within
-    a steps' budget, a step starts only where it is expected to end inside it, as a sweep decides
-    (calibration.child's out_of_time, from its latest step at that thread count)."""
+    a steps' budget, a step starts only where the sweep expects it to end inside it (calibration.child's
+    out_of_time: its latest step at that thread count, else its latest, scaled by the batch size)."""
     last = marks[-1]
     total = expected_total(plan, last)
     upto = min(total, math.floor(last.done) + 1)
@@ -202,14 +205,34 @@ def _steps_left(
     left = current - min(since, current)
     if plan.steps_budget_s is None:
         return left + plan.work_between(upto, total, pace_of)
+    took = _took(plan, marks)
+    now = math.floor(last.done)
+    if now < len(plan.batches):  # the step under way, as the sweep will have timed it
+        took[plan.threads[now]] = took[None] = (plan.batches[now], current)
     clock = elapsed_s - marks[0].at_s + left  # the budget counts from the first step's start
-    k = upto
+    k = now + 1
     while k < total:
         step = plan.work_between(k, min(total, k + 1), pace_of)
-        if clock + step > plan.steps_budget_s:
+        threads, batch = (plan.threads[k], plan.batches[k]) if k < len(plan.batches) else (None, None)
+        seen = took.get(threads) or took.get(None)
+        guess = seen[1] * batch / seen[0] if seen and batch else step
+        if clock + guess > plan.steps_budget_s:
             break
+        if batch:
+            took[threads] = took[None] = (batch, step)
         clock, left, k = clock + step, left + step, k + 1
     return left
+
+
+def _took(plan: WorkPlan, marks: Sequence[Mark]) -> dict[int | None, tuple[int, float]]:
+    """The batch and seconds of the latest finished step at each thread count, and (None) of the latest,
+    where the plan says which configurations its steps are (with_measured: the ones the sweep ran)."""
+    took: dict[int | None, tuple[int, float]] = {}
+    for a, b in itertools.pairwise(marks):
+        k = math.floor(a.done)
+        if b.done - a.done == 1 and a.done == k and k < len(plan.batches) and not (a.restart or b.restart):
+            took[plan.threads[k]] = took[None] = (plan.batches[k], b.at_s - a.at_s)
+    return took
 
 
 def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
@@ -217,12 +240,6 @@ def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
     else the plan's."""
     reported = marks[-1].restart_chance if marks else None
     return plan.restart_chance if reported is None else reported
-
-
-def might_remeasure(plan: WorkPlan, marks: Sequence[Mark]) -> bool:
-    """Whether the re-measure's price (WorkPlan.restart_step) counts in the remaining time: a second child
-    was announced, or one may still come."""
-    return any(m.restart for m in marks) or restart_chance(plan, marks) > 0
 
 
 def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Callable[[int], float]:
@@ -360,6 +377,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         sizes, doubling = sizes or [sweep.max_batch_size], True
     steps: list[float] = []
     on: list[int] = []  # each step's thread count
+    at: list[int] = []  # and batch
     budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
     active = list(sweep.threads)
     best, flat = 0.0, 0
@@ -373,13 +391,16 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
                 )
             steps.append(seconds)
             on.append(t)
+            at.append(batch)
             rates[t] = batch / max(per_batch(batch, t), 1e-12)
         if not doubling:
             continue
         active, best, flat = after_batch(rates, best, flat)
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
-    return WorkPlan(CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on))
+    return WorkPlan(
+        CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on), batches=tuple(at)
+    )
 
 
 def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
@@ -416,20 +437,50 @@ def first_child(rows: Sequence[Sequence[Any]]) -> list[Timed]:
 
 
 def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks: Sequence[Mark]) -> WorkPlan:
-    """The plan with its allocator re-measure priced as the configuration it will time: the fastest per
-    example among the reliable ones the sweep measured by the latest mark (calibration.findings
-    .configs_to_recheck), often its largest batch and several typical steps long. `stored`: the job's
-    plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet, stands.
+    """The plan as far as the sweep's configurations measured by the latest mark tell:
 
-    Planning the rest of the sweep again from the measured throughput (where it plateaus, which thread
-    counts it drops) was tried and left out: on three saved runs it lowered the ETA's share within ±25%
-    from 41% to 39% (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
+    - its steps are those configurations (each at its planned seconds, so that the marks pace the right
+      ones), then the planned configurations still to come at the thread counts the sweep still times (it
+      drops those 25% slower than the best at a batch size: `after_batch` on the measured rates);
+    - its allocator re-measure is priced as the configuration it will time: the fastest per example among
+      the reliable ones (calibration.findings.configs_to_recheck), often the largest batch.
+
+    `stored`: the job's plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet,
+    stands. Where the sweep stops (its plateau, its budget) stays the plan's: planning that again from the
+    measured throughput was tried and left out, as a CNN's small batches are timed too noisily to say
+    (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
     measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
     sweep = sweep_from_json(stored)
     if sweep is None or not measured:
         return plan
     fastest = min(measured, key=lambda m: (m[3], m[2] / m[0]))  # reliable first, then seconds per example
-    return replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
+    plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
+    if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
+        return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
+    return _rebased(plan, measured)
+
+
+def _rebased(plan: WorkPlan, measured: Sequence[Timed]) -> WorkPlan:
+    """with_measured's steps: what the doubling sweep measured, then what it will still measure."""
+    planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
+    done = [(b, t) for b, t, _, _ in measured]
+    current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
+    active, best, flat = set(plan.threads), 0.0, 0
+    for batch in sorted({b for b, _ in done if b < current}):
+        rows = [m for m in measured if m[0] == batch]
+        rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
+        keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
+        kept, best, flat = after_batch(rates, best, flat, keep)
+        active = set(kept)
+    ahead = [c for c in planned if c not in done and c[0] >= current and c[1] in active]
+    typical = plan.typical_s
+    configs = [*done, *ahead]
+    return replace(
+        plan,
+        steps=tuple(planned.get(c, typical) for c in configs),
+        threads=tuple(t for _, t in configs),
+        batches=tuple(b for b, _ in configs),
+    )
 
 
 # --- the queue of a device ---------------------------------------------------------------------------------

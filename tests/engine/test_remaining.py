@@ -3,8 +3,6 @@ row; the clock is the `elapsed_s` each row passes in."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from advisor.engine.remaining import (
@@ -20,7 +18,6 @@ from advisor.engine.remaining import (
     first_child,
     forecast,
     marks_from_json,
-    might_remeasure,
     remaining,
     sweep_from_json,
     sweep_to_json,
@@ -206,6 +203,58 @@ def test_a_re_measure_is_priced_as_the_fastest_configuration_measured_not_a_typi
         assert again.steps == plan.steps  # the sweep's own plan stands
 
 
+# 1 and 2 threads, batch 32 to 256, a budget no row reaches; the profile sees no thread count to drop
+BOTH = SweepPlan((), (1, 2), 32, 256, 5, 0.5, 2, budget_s=100.0, limit_s=120.0)
+
+
+def test_the_plan_follows_the_configurations_the_sweep_ran_and_drops_the_thread_counts_it_dropped() -> None:
+    plan = sweep_work(BOTH, _gaining)
+    assert list(zip(plan.batches, plan.threads, strict=True)) == [
+        (b, t) for b in (32, 64, 128, 256) for t in (1, 2)
+    ]
+    # measured: 2 threads took 3x one thread's time at batch 32, so the sweep times one thread from 64 on
+    measured: list[Timed] = [(32, 1, 0.001, False), (32, 2, 0.003, False), (64, 1, 0.0014, False)]
+    again = with_measured(plan, sweep_to_json(BOTH), measured, [Mark(1.0, 3, 8)])
+    assert list(zip(again.batches, again.threads, strict=True)) == [
+        (32, 1),
+        (32, 2),
+        (64, 1),
+        (128, 1),
+        (256, 1),
+    ]
+    by_config = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
+    assert again.steps == tuple(by_config[c] for c in zip(again.batches, again.threads, strict=True))
+    # measured unreliably: no ground to drop 2 threads
+    doubtful: list[Timed] = [(32, 1, 0.001, False), (32, 2, 0.003, True), (64, 1, 0.0014, False)]
+    kept = with_measured(plan, sweep_to_json(BOTH), doubtful, [Mark(1.0, 3, 8)])
+    assert len(kept.steps) == len(plan.steps)
+
+
+def test_a_step_the_sweep_expects_to_end_past_its_budget_is_not_counted() -> None:
+    """As calibration.child's out_of_time decides: from its latest step at that thread count, scaled by the
+    batch size. 2-thread steps stalled at 6 s (beside busy processes) where 1-thread ones took 1 s, as
+    planned; the budget (20 s) ends at 21 s."""
+    plan = WorkPlan(
+        1.0,
+        (1.0,) * 6,
+        0.0,
+        120.0,
+        steps_budget_s=20.0,
+        threads=(1, 2) * 3,
+        batches=(32, 32, 64, 64, 128, 128),
+    )
+    marks = [Mark(1.0, 0, 6, threads=1), Mark(2.0, 1, 6, threads=2), Mark(8.0, 2, 6, threads=1)]
+    # at 8 s: 64 at 1 thread (1 s) ends at 9 s; 64 at 2 threads, guessed at 6 s x 64 / 32 = 12 s, would end
+    # at 21 s, inside the budget: it starts, taking 2-thread steps' pace (6 s, with the job's pace one vote
+    # among them: 3.5 s); 128 at 1 thread ends at 13.5 s; 128 at 2 threads, guessed 3.5 x 2, at 20.5 s
+    left = remaining(plan, marks, 8.0).seconds
+    assert left == pytest.approx(1.0 + 3.5 + 1.0 + 3.5)
+    # had the first 2-thread step taken 8 s, the next is guessed at 16 s: from 10 s, it would end at 26 s,
+    # past the budget, so the sweep stops after the step under way
+    late = [*marks[:2], Mark(10.0, 2, 6, threads=1)]
+    assert remaining(plan, late, 10.0).seconds == pytest.approx(1.0)
+
+
 def test_a_plan_without_its_sweep_stands() -> None:
     assert with_measured(PLAN, {"steps": [2.0]}, [(32, 1, 0.001, False)], [Mark(1.0, 1, 4)]) == PLAN
 
@@ -214,22 +263,6 @@ def test_a_stored_sweep_reads_back_as_it_was_planned() -> None:
     assert sweep_from_json(sweep_to_json(ONE)) == ONE
     assert sweep_from_json({"steps": [2.0]}) is None
     assert sweep_from_json(None) is None
-
-
-@pytest.mark.parametrize(
-    ("plan_chance", "marks", "counts"),
-    [
-        (0.5, [], True),  # the plan's chance, nothing reported yet
-        (0.0, [], False),  # a spread calibration's plan: no second child
-        (0.5, [Mark(3.0, 0, 4), Mark(5.0, 1, 4, restart_chance=0.0)], False),  # the job says none now
-        (0.0, [Mark(3.0, 0, 4), Mark(5.0, 1, 4, restart_chance=0.3)], True),  # the job says maybe
-        (0.0, [Mark(3.0, 0, 4), Mark(5.0, 4, 5, restart=True), Mark(9.0, 5, 5)], True),  # one under way
-    ],
-)
-def test_the_re_measure_counts_while_one_may_still_come_or_runs(
-    plan_chance: float, marks: list[Mark], counts: bool
-) -> None:
-    assert might_remeasure(replace(PLAN, restart_chance=plan_chance), marks) is counts
 
 
 def test_the_first_child_is_the_first_rows_allocator_and_its_timed_rows() -> None:
