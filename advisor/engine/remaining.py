@@ -457,27 +457,41 @@ def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks:
     plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
     if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
         return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
-    return _rebased(plan, measured)
+    return _rebased(plan, measured, sweep.threads)
 
 
-def _rebased(plan: WorkPlan, measured: Sequence[Timed]) -> WorkPlan:
-    """with_measured's steps: what the doubling sweep measured, then what it will still measure."""
+def _rebased(plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int]) -> WorkPlan:
+    """with_measured's steps: what the doubling sweep measured, then what it will still measure. From its
+    first whole batch size on, of the plan's batch sizes: the one under way at every thread count the sweep
+    still times (`threads`, in its order), the later ones at those the plan foresaw there too, or that the
+    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own."""
     planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
     done = [(b, t) for b, t, _, _ in measured]
     current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
-    active, best, flat = set(plan.threads), 0.0, 0
-    for batch in sorted({b for b, _ in done if b < current}):
-        rows = [m for m in measured if m[0] == batch]
-        rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
-        keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
-        kept, best, flat = after_batch(rates, best, flat, keep)
-        active = set(kept)
-    ahead = [c for c in planned if c not in done and c[0] >= current and c[1] in active]
-    typical = plan.typical_s
+    whole = sorted({b for b, _ in done if b < current})
+    ahead = [c for c in planned if c not in done]
+    if whole:
+        active, best, flat = set(threads), 0.0, 0
+        keep: frozenset[int] = frozenset()
+        for batch in whole:
+            rows = [m for m in measured if m[0] == batch]
+            rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
+            keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
+            kept, best, flat = after_batch(rates, best, flat, keep)
+            active = set(kept)
+        sizes = sorted({b for b in plan.batches if b >= current})
+        ahead = [
+            (b, t)
+            for b in sizes
+            for t in threads
+            if t in active and (b, t) not in done and (b == current or (b, t) in planned or t in keep)
+        ]
+    # a configuration the plan dropped and the sweep did not: as the plan's other ones at that batch size
+    at_batch = {b: s for (b, _), s in planned.items()}
     configs = [*done, *ahead]
     return replace(
         plan,
-        steps=tuple(planned.get(c, typical) for c in configs),
+        steps=tuple(planned.get(c, at_batch.get(c[0], plan.typical_s)) for c in configs),
         threads=tuple(t for _, t in configs),
         batches=tuple(b for b, _ in configs),
     )

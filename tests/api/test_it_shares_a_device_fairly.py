@@ -12,7 +12,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from advisor import dispatch, fleet, queueing, services, spread
+from advisor import dispatch, fleet, forecasts, queueing, services, spread
+from advisor.engine.remaining import marks_from_json
 from advisor.models import CalibrationJob, Device, Recommendation
 from tests.api.conftest import client_for
 from tests.api.test_it_serves_calibrations import URL, _messages_for
@@ -241,3 +242,24 @@ def test_a_running_jobs_re_measure_is_priced_as_the_fastest_reliable_configurati
     priced = replace(plan, restart_step_s=configuration_seconds(0.01, sweep))
     assert left.seconds == pytest.approx(remaining(priced, marks_from_json(marks), 6.5).seconds)
     assert left.seconds != pytest.approx(remaining(plan, marks_from_json(marks), 6.5).seconds)
+
+
+@pytest.mark.parametrize(
+    ("chance", "threads", "stored"),
+    [
+        (None, None, [4.0, 1, 8]),
+        (0.25, None, [4.0, 1, 8, 0, 0.25]),
+        (None, 2, [4.0, 1, 8, 0, None, 2]),
+        (0.25, 2, [4.0, 1, 8, 0, 0.25, 2]),
+    ],
+)
+def test_it_keeps_what_each_progress_event_said_in_the_jobs_marks(
+    chance: float | None, threads: int | None, stored: list[float | None]
+) -> None:
+    """The worker's marks (forecasts.add_mark) as the remaining time reads them back: the chance of a
+    re-measure and the thread count of the configuration starting, each where the job said it."""
+    first: list[float | None] = [2.0, 0, 8]
+    marks = forecasts.add_mark([first], at_s=4.0, done=1, total=8, restart_chance=chance, threads=threads)
+    assert marks == [first, stored]
+    (_, mark) = marks_from_json(marks)
+    assert (mark.restart_chance, mark.threads) == (chance, threads)

@@ -230,6 +230,25 @@ def test_the_plan_follows_the_configurations_the_sweep_ran_and_drops_the_thread_
     assert len(kept.steps) == len(plan.steps)
 
 
+def test_a_thread_count_the_plan_dropped_and_a_busy_sweep_keeps_is_counted() -> None:
+    """The profile has 2 threads twice as slow, so the plan drops them after batch 32; on a busy box every
+    configuration is unreliable, so the sweep keeps timing them (calibration.child's `doubtful`)."""
+    plan = sweep_work(BOTH, lambda batch, threads: _gaining(batch, threads) * threads)
+    assert list(zip(plan.batches, plan.threads, strict=True)) == [
+        (32, 1),
+        (32, 2),
+        (64, 1),
+        (128, 1),
+        (256, 1),
+    ]
+    busy: list[Timed] = [(32, 1, 0.001, True), (32, 2, 0.1, True), (64, 1, 0.0014, True)]
+    again = with_measured(plan, sweep_to_json(BOTH), busy, [Mark(1.0, 3, 8)])
+    configs = list(zip(again.batches, again.threads, strict=True))
+    assert configs == [(32, 1), (32, 2), (64, 1), (64, 2), (128, 1), (128, 2), (256, 1), (256, 2)]
+    # each as the plan's configuration at that batch size
+    assert again.steps[3] == plan.steps[2] and again.steps[-1] == plan.steps[-1]
+
+
 def test_a_step_the_sweep_expects_to_end_past_its_budget_is_not_counted() -> None:
     """As calibration.child's out_of_time decides: from its latest step at that thread count, scaled by the
     batch size. 2-thread steps stalled at 6 s (beside busy processes) where 1-thread ones took 1 s, as
@@ -327,11 +346,20 @@ def test_a_second_child_counts_by_the_chance_the_job_reports_once_it_reports_one
     assert remaining(maybe, marks, 7.0).seconds == pytest.approx(5.0 + restart)
 
 
-def test_stored_marks_keep_the_reported_chance_and_read_older_marks_as_before() -> None:
-    rows = [[3.0, 0, 4], [5.0, 1, 4, 0, 0.25], [7.0, 2, 4, 1], [9.0, 3, 4, 1, 1.0]]
+def test_stored_marks_keep_the_reported_chance_and_threads_and_read_older_marks_as_before() -> None:
+    rows: list[list[float | None]] = [
+        [3.0, 0, 4],
+        [5.0, 1, 4, 0, 0.25],
+        [7.0, 2, 4, 1],
+        [9.0, 3, 4, 1, 1.0],
+        [10.0, 3, 4, 0, None, 2],
+        [11.0, 4, 4, 0, 0.5, 1],
+    ]
     assert marks_from_json(rows) == [
         Mark(3.0, 0, 4),
         Mark(5.0, 1, 4, restart=False, restart_chance=0.25),
         Mark(7.0, 2, 4, restart=True),
         Mark(9.0, 3, 4, restart=True, restart_chance=1.0),
+        Mark(10.0, 3, 4, threads=2),
+        Mark(11.0, 4, 4, restart_chance=0.5, threads=1),
     ]
