@@ -202,6 +202,7 @@ class _Sweep:
                 threads=threads,
                 device=p["device"],
                 cap_bytes=min(GATHER_CAP_BYTES, int(limit) // 4) if limit else GATHER_CAP_BYTES,
+                max_seconds=self.max_seconds(),
             )
         except Exception as exc:
             if not is_out_of_memory(exc):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import resource
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -41,11 +41,16 @@ def loading_seconds_per_batch(
     device: str = "cpu",
     batches: int = 200,
     cap_bytes: int = GATHER_CAP_BYTES,
+    max_seconds: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> float:
     """Seconds to gather one shuffled mini-batch from an in-memory data set, as train_one_epoch does: the
     input pipeline's share of a real step, which measure()'s fixed synthetic batch leaves out (Shi et al. time
     synthetic data too). The data set is capped at 65,536 examples and `cap_bytes` (64 MiB): enough to fall
-    out of the CPU's caches without making a calibration hold a copy of a large data set."""
+    out of the CPU's caches without making a calibration hold a copy of a large data set. With
+    `max_seconds` (a sweep's configuration: its share of the job's time), no gather starts after that long:
+    beside busy processes each 2-thread gather can stall for a scheduler's slice, and 200 of them for
+    seconds. `clock` times the gathers (a test injects a synthetic one)."""
     dev = torch.device(device)
     step = make_step(candidate, dev)
     per_example = sum(t.element_size() * t[0].numel() for t in step.make_batch(1))
@@ -62,17 +67,20 @@ def loading_seconds_per_batch(
         gathered = tuple(t[order[:batch_size]] for t in data)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
-        start = time.perf_counter()
+        start, done = clock(), 0
         for i in range(count):
             index = order[i * batch_size : (i + 1) * batch_size]
             gathered = tuple(t[index] for t in data)
+            done += 1
+            if max_seconds is not None and clock() - start >= max_seconds:
+                break
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
-        seconds = time.perf_counter() - start
+        seconds = clock() - start
     finally:
         torch.set_num_threads(previous)
     del gathered
-    return seconds / count
+    return seconds / done
 
 
 def train_one_epoch(

@@ -67,3 +67,21 @@ def test_it_predicts_one_epoch_within_10_percent() -> None:
     control = [b / a - 1.0 for (a, _), (b, _) in itertools.pairwise(predictions)]
     q1, _, q3 = statistics.quantiles(control, n=4)
     assert abs(statistics.median(errors)) < min(0.25, max(0.10, q3 - q1)), (errors, control)
+
+
+def test_a_sweeps_gathering_starts_no_gather_after_its_time() -> None:
+    """A clock that moves 1 s at each reading: the gathers stop at the first reading past 2.5 s (three of
+    them), where 200 would run otherwise; the seconds per gather are the time taken over those three."""
+    ticks = itertools.count()
+
+    def clock() -> float:
+        return float(next(ticks))
+
+    cand, batch = C.ffn(), 16
+    bounded = loading_seconds_per_batch(
+        cand, batch_size=batch, examples=4096, threads=1, max_seconds=2.5, clock=clock
+    )
+    assert bounded == 4.0 / 3  # readings: 0 at the start, 1, 2, 3 after each gather, 4 at the end
+    ticks = itertools.count()
+    whole = loading_seconds_per_batch(cand, batch_size=batch, examples=4096, threads=1, clock=clock)
+    assert whole == 1.0 / 200  # read only at the start and the end: every one of its 200 gathers
