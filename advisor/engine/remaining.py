@@ -376,9 +376,7 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
             b *= 2
         sizes, doubling = sizes or [sweep.max_batch_size], True
     steps: list[float] = []
-    on: list[int] = []  # each step's thread count
-    at: list[int] = []  # and batch
-    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
+    configs: list[tuple[int, int]] = []  # each step's batch and thread count
     active = list(sweep.threads)
     best, flat = 0.0, 0
     for batch in sizes:
@@ -386,20 +384,25 @@ def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> Work
         for t in active if doubling else sweep.threads:
             seconds = configuration_seconds(per_batch(batch, t), sweep)
             if steps and sum(steps) + seconds > sweep.budget_s:
-                return WorkPlan(
-                    CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on)
-                )
+                return _sweep_plan(sweep, steps, configs, doubling)
             steps.append(seconds)
-            on.append(t)
-            at.append(batch)
+            configs.append((batch, t))
             rates[t] = batch / max(per_batch(batch, t), 1e-12)
         if not doubling:
             continue
         active, best, flat = after_batch(rates, best, flat)
         if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
             break
+    return _sweep_plan(sweep, steps, configs, doubling)
+
+
+def _sweep_plan(
+    sweep: SweepPlan, steps: list[float], configs: list[tuple[int, int]], doubling: bool
+) -> WorkPlan:
+    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
+    threads, batches = tuple(t for _, t in configs), tuple(b for b, _ in configs)
     return WorkPlan(
-        CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=tuple(on), batches=tuple(at)
+        CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=threads, batches=batches
     )
 
 

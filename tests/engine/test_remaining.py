@@ -162,6 +162,7 @@ def test_a_doubling_sweep_starts_no_configuration_past_its_budget() -> None:
     plan = sweep_work(SWEEP, lambda batch, threads: 0.5 * batch / 32)
     assert sum(plan.steps) <= SWEEP.budget_s
     assert len(plan.steps) >= 1
+    assert len(plan.batches) == len(plan.threads) == len(plan.steps)  # what each step is, as in full
 
 
 def test_explicit_batch_sizes_are_measured_in_full() -> None:
