@@ -23,9 +23,13 @@ from advisor.engine.units import threads_text
 
 # A configuration's timing may go on past min_seconds (measure()'s stopping rule) up to this share of the
 # budget left per configuration still planned (the rest pays for building, warm-up, gathering and the
-# live-tensor pass), and never beyond MAX_SECONDS_FACTOR x min_seconds; one whose steps are far slower
-# than that stops there with measure.FEWEST_AT_LIMIT steps, unreliable.
+# live-tensor pass), and never beyond MAX_SECONDS_FACTOR x min_seconds.
 TIMING_SHARE = 0.6
+# A configuration whose steps run this many times slower than the sweep's latest configuration implies
+# (that thread count's, else any, scaled by the batch size) stalled: it stops with measure.FEWEST_AT_LIMIT
+# steps, unreliable. Beside busy processes 2-thread steps stalled 45-440x; a quiet sweep's steps follow
+# its batch sizes within a factor of two (bench/results/queue_amd-epyc-2c_forecast-loaded/).
+STALL_FACTOR = 4.0
 
 
 if TYPE_CHECKING:
@@ -100,6 +104,19 @@ def _preload_optimizer_machinery() -> None:
     torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1).zero_grad()
 
 
+def stalled_after(
+    seen: tuple[int, float] | None, batch: int, min_iterations: int, max_seconds: float
+) -> float | None:
+    """Seconds of timing after which a configuration at `batch` counts as stalled: STALL_FACTOR times its
+    minimum steps at the seconds per batch that `seen` (the batch and seconds per batch of the sweep's
+    latest configuration at that thread count, else of any) implies, never within its share of the time
+    (`max_seconds`); None before any configuration was timed."""
+    if seen is None:
+        return None
+    expected = seen[1] * batch / seen[0]
+    return max(max_seconds, STALL_FACTOR * min_iterations * expected)
+
+
 class _Sweep:
     """Measures configurations one by one, sends each result at once, keeps the bookkeeping for stopping."""
 
@@ -125,6 +142,8 @@ class _Sweep:
         self.last_duration, self.last_batch = 0.0, 0
         # threads -> (batch, seconds) of that thread count's latest configuration
         self.took: dict[int, tuple[int, float]] = {}
+        # threads -> (batch, seconds per batch) of that thread count's latest timed configuration; None: any
+        self.per_batch: dict[int | None, tuple[int, float]] = {}
         self.last_ok_batch: int | None = None
 
     def out_of_time(self, batch: int, threads: int) -> bool:
@@ -147,8 +166,6 @@ class _Sweep:
         return max(minimum, min(share, MAX_SECONDS_FACTOR * minimum))
 
     def run(self, batch: int, threads: int) -> Measurement:
-        from advisor.calibration.measure import FEWEST_AT_LIMIT
-
         step = f"batch {batch}, {threads_text(threads)}: timing"
         self.events.put(
             {
@@ -162,6 +179,9 @@ class _Sweep:
         )
         t0 = time.monotonic()
         p = self.payload
+        max_seconds = self.max_seconds()
+        seen = self.per_batch.get(threads) or self.per_batch.get(None)
+        cut = stalled_after(seen, batch, int(p["min_iterations"]), max_seconds)
         result = self.measure(
             p["candidate"],
             device=p["device"],
@@ -171,11 +191,14 @@ class _Sweep:
             min_seconds=float(p["min_seconds"]),
             warmup=int(p["warmup"]),
             memory_limit_bytes=p.get("memory_limit_bytes"),
-            max_seconds=self.max_seconds(),
-            fewest_at_limit=FEWEST_AT_LIMIT,
+            max_seconds=max_seconds,
+            cut_after_s=cut,
         )
         if result["status"] == "ok":
-            self._add_gathering(result, batch, threads)
+            self._add_gathering(result, batch, threads, cut)
+            seconds = float(result["seconds_per_batch"] or 0.0)
+            if seconds > 0:
+                self.per_batch[threads] = self.per_batch[None] = (batch, seconds)
         self.last_duration, self.last_batch = time.monotonic() - t0, batch
         self.took[threads] = (batch, self.last_duration)
         self.done += 1
@@ -185,7 +208,7 @@ class _Sweep:
         self.events.put({**event, "result": result, "pid": os.getpid()})
         return result
 
-    def _add_gathering(self, result: Measurement, batch: int, threads: int) -> None:
+    def _add_gathering(self, result: Measurement, batch: int, threads: int, cut: float | None) -> None:
         """A real epoch also gathers each shuffled batch from the data set, which measure()'s synthetic batch
         skips (bench epoch: the step statistic plus this predicts a real epoch). The data set it gathers
         from takes at most a quarter of a memory cap; where even that does not fit, the row goes without."""
@@ -202,7 +225,7 @@ class _Sweep:
                 threads=threads,
                 device=p["device"],
                 cap_bytes=min(GATHER_CAP_BYTES, int(limit) // 4) if limit else GATHER_CAP_BYTES,
-                max_seconds=self.max_seconds(),
+                max_seconds=cut,  # a stalled configuration's gathers stall too
             )
         except Exception as exc:
             if not is_out_of_memory(exc):

@@ -48,8 +48,8 @@ def loading_seconds_per_batch(
     input pipeline's share of a real step, which measure()'s fixed synthetic batch leaves out (Shi et al. time
     synthetic data too). The data set is capped at 65,536 examples and `cap_bytes` (64 MiB): enough to fall
     out of the CPU's caches without making a calibration hold a copy of a large data set. With
-    `max_seconds` (a sweep's configuration: its share of the job's time), no gather starts after that long:
-    beside busy processes each 2-thread gather can stall for a scheduler's slice, and 200 of them for
+    `max_seconds` (a sweep's configuration that stalled: child.STALL_FACTOR), no gather starts after that
+    long: beside busy processes each 2-thread gather can stall for a scheduler's slice, and 200 of them for
     seconds. `clock` times the gathers (a test injects a synthetic one)."""
     dev = torch.device(device)
     step = make_step(candidate, dev)

@@ -43,9 +43,9 @@ from advisor.engine.robust import PRECISION, median_interval, relative_halfwidth
 
 NOISY_IQR_FRACTION = 0.10  # `noisy`: descriptive only (what acts is `unreliable`, docs/CONTRACT.md)
 MAX_SECONDS_FACTOR = 6  # measure() alone times a configuration for at most this many times min_seconds
-# a sweep's configuration whose steps turned out far longer than its share of the job's time (2 threads
-# beside two busy processes on 2 cores: 5 s steps where one thread took 33 ms) stops at that time once it
-# has this many, the median of three, and is unreliable for its interval (bench/results/queue_*_loaded/)
+# a sweep's configuration that stalled (2 threads beside two busy processes on 2 cores: 5 s steps where one
+# thread took 33 ms) stops once its timing has run `cut_after_s` with this many steps, the median of three,
+# unreliable for its interval (bench/results/queue_amd-epyc-2c_forecast-loaded/)
 FEWEST_AT_LIMIT = 3
 
 
@@ -95,15 +95,15 @@ class StoppingRule:
     min_seconds: float
     max_seconds: float
     precision: float = PRECISION
-    # at max_seconds, this many steps are enough even below min_iterations; None: min_iterations always
-    fewest_at_limit: int | None = None
+    # past this many seconds, FEWEST_AT_LIMIT steps are enough even below min_iterations; None: never
+    cut_after_s: float | None = None
     next_check: int = 0
     stopped: str = ""  # "precise" or "time": why timing stopped
 
     def done(self, count: int, elapsed: float, samples: Callable[[], list[float]]) -> bool:
         enough = self.min_iterations
-        if self.fewest_at_limit is not None and elapsed >= self.max_seconds:
-            enough = min(enough, self.fewest_at_limit)
+        if self.cut_after_s is not None and elapsed >= self.cut_after_s:
+            enough = min(enough, FEWEST_AT_LIMIT)
         if count < enough or elapsed < self.min_seconds:
             return False
         if elapsed >= self.max_seconds:
@@ -131,19 +131,18 @@ def time_steps(
     precision: float = PRECISION,
     clock: Callable[[], float] = time.perf_counter,
     probe: Probe | None = None,
-    fewest_at_limit: int | None = None,
+    cut_after_s: float | None = None,
 ) -> StepTimes:
     """The timing loop: per-step seconds plus rusage deltas per step, timed until StoppingRule says so
-    (`max_seconds` None: at the minimums, the interval only reported). With `fewest_at_limit`,
-    `max_seconds` bounds the warm-up too: no warm-up step starts after it, the first one always does.
+    (`max_seconds` None: at the minimums, the interval only reported). `cut_after_s` bounds the warm-up
+    too: no warm-up step starts after it, the first one always does.
 
     With `refill`, every step trains on new values in the batch's memory (steps.Draw),
     drawn before its clock starts; their CPU time and faults are left out of the per-step figures. `clock`
     times the steps on a CPU (a test injects a synthetic one); `probe` samples the machine between steps."""
     warmed, began = 0, clock()
-    bounded = fewest_at_limit is not None and max_seconds is not None
     while warmed < warmup:
-        if warmed and bounded and clock() - began >= (max_seconds or 0.0):
+        if warmed and cut_after_s is not None and clock() - began >= cut_after_s:
             break
         if refill is not None:
             refill()
@@ -166,7 +165,7 @@ def time_steps(
         min_seconds,
         min_seconds if max_seconds is None else max_seconds,
         precision,
-        None if max_seconds is None else fewest_at_limit,
+        None if max_seconds is None else cut_after_s,
     )
     making = [0.0] * len(_USAGE_FIELDS)  # what refilling cost, taken off the loop's usage
     if probe is not None:
@@ -261,13 +260,13 @@ def measure(
     memory_limit_bytes: int | None = None,
     max_seconds: float | None = None,
     precision: float = PRECISION,
-    fewest_at_limit: int | None = None,
+    cut_after_s: float | None = None,
 ) -> Measurement:
     """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Steps are timed until the median is known within ±`precision` (StoppingRule), for at most `max_seconds`
     (default MAX_SECONDS_FACTOR x min_seconds; a sweep passes the configuration's share of the job's time,
-    and FEWEST_AT_LIMIT, so that a configuration whose steps are far slower than that share stops there);
+    and `cut_after_s`, past which a configuration that stalled stops with FEWEST_AT_LIMIT steps);
     a configuration whose median stayed imprecise, or during which other work was seen on the device
     (contention.py), is `unreliable`, with its reasons. Out of memory is a result (status "oom"), not an
     exception. `memory_limit_bytes` only names the capacity in that message; the cap itself is enforced by
@@ -309,7 +308,7 @@ def measure(
                 ),
                 precision=precision,
                 probe=Probe(cuda_index=dev.index if dev.type == "cuda" else None),
-                fewest_at_limit=fewest_at_limit,
+                cut_after_s=cut_after_s,
             )
             rss_growth = reserved = None
             if dev.type == "cuda":

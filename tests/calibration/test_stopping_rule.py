@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
+from advisor.calibration.child import stalled_after
 from advisor.calibration.contention import judge
 from advisor.calibration.measure import time_steps
 from advisor.engine.robust import median_interval, relative_halfwidth, trimmed_mean, winsorised_mean
@@ -132,13 +133,13 @@ def test_one_outlier_moves_the_mean_and_not_the_trimmed_mean() -> None:
     assert winsorised_mean(steps) == pytest.approx(0.032)
 
 
-@pytest.mark.parametrize(("fewest", "warmed", "timed"), [(None, 2, 5), (3, 1, 3)])
-def test_a_sweeps_configuration_far_slower_than_its_time_stops_at_three_steps(
-    fewest: int | None, warmed: int, timed: int
+@pytest.mark.parametrize(("cut", "warmed", "timed"), [(None, 2, 5), (0.7, 1, 3)])
+def test_a_configuration_that_stalled_stops_at_three_steps(
+    cut: float | None, warmed: int, timed: int
 ) -> None:
-    """Steps of 5 s where the configuration was given 0.7 s (2 threads beside two busy processes on 2 cores):
-    measure() alone keeps its minimums; a sweep's configuration warms up once and times three steps, the
-    median of three, which has no interval: unreliable."""
+    """Steps of 5 s where the sweep expected 35 ms (2 threads beside two busy processes on 2 cores):
+    measure() alone keeps its minimums; a sweep's configuration cut after 0.7 s warms up once and times
+    three steps, the median of three, which has no interval: unreliable."""
     timer = SyntheticTimer(lambda: 5.0)
     timing = time_steps(
         timer.step,
@@ -149,17 +150,17 @@ def test_a_sweeps_configuration_far_slower_than_its_time_stops_at_three_steps(
         warmup=2,
         max_seconds=0.7,
         clock=timer,
-        fewest_at_limit=fewest,
+        cut_after_s=cut,
     )
     assert (timing["warmed"], len(timing["samples"]), timer.steps) == (warmed, timed, warmed + timed)
     assert timing["stopped"] == "time"
-    if fewest is not None:
+    if cut is not None:
         assert timing["interval_halfwidth"] is None
         (reason,) = judge(None, halfwidth=math.inf, timed_seconds=5.0 * timed, iterations=timed)
         assert "no interval yet after 3 steps" in reason["text"]
 
 
-def test_a_configuration_within_its_time_keeps_every_warm_up_and_the_minimum_count() -> None:
+def test_a_configuration_within_its_cut_keeps_every_warm_up_and_the_minimum_count() -> None:
     timer = SyntheticTimer(lambda: 0.01)
     timing = time_steps(
         timer.step,
@@ -170,6 +171,22 @@ def test_a_configuration_within_its_time_keeps_every_warm_up_and_the_minimum_cou
         warmup=2,
         max_seconds=0.7,
         clock=timer,
-        fewest_at_limit=3,
+        cut_after_s=0.7,
     )
     assert timing["warmed"] == 2 and len(timing["samples"]) >= 5
+
+
+@pytest.mark.parametrize(
+    ("seen", "batch", "after"),
+    [
+        (None, 64, None),  # the sweep's first configuration: nothing to expect it from
+        ((128, 0.033), 128, 4.0 * 5 * 0.033),  # an LSTM's 1-thread step: 0.66 s, then 5 s steps stalled
+        ((128, 0.14), 256, 4.0 * 5 * 0.28),  # twice the batch: twice the step expected (5.6 s)
+        ((64, 0.0002), 128, 0.5),  # a tiny step: never within the configuration's own share
+    ],
+)
+def test_a_configuration_counts_as_stalled_at_four_times_the_steps_the_sweep_expects(
+    seen: tuple[int, float] | None, batch: int, after: float | None
+) -> None:
+    found = stalled_after(seen, batch, 5, 0.5)
+    assert found == (None if after is None else pytest.approx(after))
