@@ -133,14 +133,20 @@ def test_one_outlier_moves_the_mean_and_not_the_trimmed_mean() -> None:
     assert winsorised_mean(steps) == pytest.approx(0.032)
 
 
-@pytest.mark.parametrize(("cut", "warmed", "timed"), [(None, 2, 5), (0.7, 1, 3)])
+@pytest.mark.parametrize(
+    ("step", "cut", "warmed", "timed", "stopped"),
+    [
+        (5.0, None, 2, 5, "time"),  # measure() alone keeps its minimums
+        (5.0, 0.7, 1, 3, "time"),  # cut after 0.7 s: one warm-up, the median of three
+        (0.125, 0.7, 2, 5, "precise"),  # steps within the cut keep every warm-up and the minimum count
+    ],
+)
 def test_a_configuration_that_stalled_stops_at_three_steps(
-    cut: float | None, warmed: int, timed: int
+    step: float, cut: float | None, warmed: int, timed: int, stopped: str
 ) -> None:
-    """Steps of 5 s where the sweep expected 35 ms (2 threads beside two busy processes on 2 cores):
-    measure() alone keeps its minimums; a sweep's configuration cut after 0.7 s warms up once and times
-    three steps, the median of three, which has no interval: unreliable."""
-    timer = SyntheticTimer(lambda: 5.0)
+    """Steps of 5 s where the sweep expected 35 ms (2 threads beside two busy processes on 2 cores): a
+    sweep's configuration cut after 0.7 s times three steps, which have no interval: unreliable."""
+    timer = SyntheticTimer(lambda: step)
     timing = time_steps(
         timer.step,
         (),
@@ -153,27 +159,11 @@ def test_a_configuration_that_stalled_stops_at_three_steps(
         cut_after_s=cut,
     )
     assert (timing["warmed"], len(timing["samples"]), timer.steps) == (warmed, timed, warmed + timed)
-    assert timing["stopped"] == "time"
-    if cut is not None:
+    assert timing["stopped"] == stopped
+    if timed < 5:
         assert timing["interval_halfwidth"] is None
-        (reason,) = judge(None, halfwidth=math.inf, timed_seconds=5.0 * timed, iterations=timed)
+        (reason,) = judge(None, halfwidth=math.inf, timed_seconds=step * timed, iterations=timed)
         assert "no interval yet after 3 steps" in reason["text"]
-
-
-def test_a_configuration_within_its_cut_keeps_every_warm_up_and_the_minimum_count() -> None:
-    timer = SyntheticTimer(lambda: 0.01)
-    timing = time_steps(
-        timer.step,
-        (),
-        CPU,
-        min_iterations=5,
-        min_seconds=0.0,
-        warmup=2,
-        max_seconds=0.7,
-        clock=timer,
-        cut_after_s=0.7,
-    )
-    assert timing["warmed"] == 2 and len(timing["samples"]) >= 5
 
 
 @pytest.mark.parametrize(
