@@ -245,7 +245,7 @@ class StepTimes(TypedDict):
     interval_halfwidth: float | None  # None: too few steps
     stopped: str
     contention: Contention | None
-    warmed: int  # warm-up steps run: fewer than asked where the configuration's time ran out
+    warmed: int  # warm-up steps run: fewer than asked where the configuration stalled (cut_after_s)
 
 
 def measure(
