@@ -25,20 +25,15 @@ from advisor.engine.remaining import (
     Mark,
     Remaining,
     StoredMark,
-    SweepPlan,
-    Timed,
     WorkPlan,
     device_pace,
     expected_duration,
-    first_child,
     marks_from_json,
     plan_from_json,
     plan_to_json,
     remaining,
-    sweep_to_json,
-    sweep_work,
-    with_measured,
 )
+from advisor.engine.sweepplan import SweepPlan, Timed, first_child, sweep_to_json, sweep_work, with_measured
 from advisor.models import CalibrationJob, Device, DeviceJob, Recommendation
 from advisor.probe.models import ProbeJob
 
@@ -96,7 +91,7 @@ def _calibration(job: CalibrationJob) -> tuple[WorkPlan, SweepPlan]:
 
 def calibration_work_plan(job: CalibrationJob) -> dict[str, Any]:
     """calibration_plan as stored on the job, with its candidate's family (restart_chance reads it) and, for a
-    sweep, its settings (the remaining time prices a re-measure by them: engine.remaining.with_measured)."""
+    sweep, its settings (the remaining time prices a re-measure by them: engine.sweepplan.with_measured)."""
     family = str(job.recommendation.result["candidates"][job.candidate].get("family", ""))
     plan, sweep = _calibration(job)
     spread = job.options.get("spread") or job.options.get("data_parallel")
@@ -104,7 +99,7 @@ def calibration_work_plan(job: CalibrationJob) -> dict[str, Any]:
 
 
 def measured_so_far(job: DeviceJob) -> list[Timed]:
-    """A calibration's configurations its first child timed so far (engine.remaining.first_child)."""
+    """A calibration's configurations its first child timed so far (engine.sweepplan.first_child)."""
     if not isinstance(job, CalibrationJob):
         return []
     fields = ("batch_size", "threads", "seconds_per_batch", "allocator", "result__unreliable")

@@ -1,4 +1,4 @@
-"""A device's queue, every kind of job together, in fair-share order (engine.remaining.fair_order): the order
+"""A device's queue, every kind of job together, in fair-share order (engine.fairshare.fair_order): the order
 its worker claims them in (advisor/dispatch.py), and each queued job's position and expected start for the
 job pages, the API and the fleet page. Read-only: the claim itself is each kind's conditional UPDATE."""
 
@@ -12,7 +12,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from advisor import forecasts
-from advisor.engine.remaining import Remaining, Waiting, fair_order, forecast
+from advisor.engine.fairshare import Waiting, fair_order, forecast
+from advisor.engine.remaining import Remaining
 from advisor.models import CalibrationJob, Device, DeviceJob
 from advisor.probe.models import ProbeJob
 

@@ -168,16 +168,15 @@ def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
     finished before it started (the run's warm-up jobs are not saved, so a warmed run's early pace differs;
     the three saved runs replayed by the estimator they ran with gave the same shares within 1 point). Where
     the run saved its measured configurations, those measured by the sample price the re-measure
-    (engine.remaining.with_measured), as the product does; `measured=False`: the plan made at submit."""
+    (engine.sweepplan.with_measured), as the product does; `measured=False`: the plan made at submit."""
     from advisor.engine.remaining import (
         device_pace,
         expected_duration,
-        first_child,
         marks_from_json,
         plan_from_json,
         remaining,
-        with_measured,
     )
+    from advisor.engine.sweepplan import first_child, with_measured
 
     jobs = result["jobs"]
     plans = {j["id"]: plan_from_json(j["planned"], 0.0) for j in jobs}

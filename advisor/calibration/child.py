@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
 from advisor.contract import Measurement, Trainable
-from advisor.engine.remaining import PLATEAU_DOUBLINGS, after_batch
+from advisor.engine.sweepplan import PLATEAU_DOUBLINGS, after_batch
 from advisor.engine.units import threads_text
 
 # A configuration's timing may go on past min_seconds (measure()'s stopping rule) up to this share of the

@@ -18,9 +18,14 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+# From the claim to a child's first step (the plan, a fresh interpreter importing torch, the optimiser
+# machinery preloaded: 6-10 s on the shared 2-core machine, bench/results/queue_*), where nothing better is
+# known: a plan stored before plans had their own start-up.
+CHILD_START_S = 7.0
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class WorkPlan:
     restart_chance: float = 0.0
     restart_startup_s: float = 2.5  # a second child's start: the interpreter and torch, no plan to make
     # the configuration the second child times (the sweep's fastest per example, known once it is measured:
-    # with_measured); None: a typical step
+    # sweepplan.with_measured); None: a typical step
     restart_step_s: float | None = None
     # each planned step's thread count and batch (a sweep's configurations); empty: one pace for every step
     threads: tuple[int, ...] = ()
@@ -226,13 +231,21 @@ def _steps_left(
 
 def _took(plan: WorkPlan, marks: Sequence[Mark]) -> dict[int | None, tuple[int, float]]:
     """The batch and seconds of the latest finished step at each thread count, and (None) of the latest,
-    where the plan says which configurations its steps are (with_measured: the ones the sweep ran)."""
+    where the plan says which configurations its steps are (sweepplan.with_measured: those the sweep ran)."""
     took: dict[int | None, tuple[int, float]] = {}
+    for k, _, seconds in _whole_steps(marks):
+        if k < len(plan.batches):
+            took[plan.threads[k]] = took[None] = (plan.batches[k], seconds)
+    return took
+
+
+def _whole_steps(marks: Sequence[Mark]) -> Iterator[tuple[int, Mark, float]]:
+    """Each stretch between two marks that is one whole step within one child: the step's index, the mark
+    it started at and its seconds."""
     for a, b in itertools.pairwise(marks):
         k = math.floor(a.done)
-        if b.done - a.done == 1 and a.done == k and k < len(plan.batches) and not (a.restart or b.restart):
-            took[plan.threads[k]] = took[None] = (plan.batches[k], b.at_s - a.at_s)
-    return took
+        if b.done - a.done == 1 and a.done == k and not (a.restart or b.restart):
+            yield k, a, b.at_s - a.at_s
 
 
 def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
@@ -249,14 +262,14 @@ def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Cal
     beside two busy processes on 2 cores) while 1-thread steps keep about theirs; one pace for both fits
     neither (bench/results/queue_amd-epyc-2c_forecast-loaded/)."""
     seen: dict[int, list[float]] = {}
-    for a, b in itertools.pairwise(marks):
-        k = math.floor(a.done)
+    for k, start, seconds in _whole_steps(marks):
         planned = plan.step_s(k)
-        # one whole step within one child, of the thread count the job said (else the plan's)
-        threads = a.threads if a.threads is not None else plan.threads[k] if k < len(plan.threads) else None
-        whole = b.done - a.done == 1 and a.done == k and not a.restart and not b.restart
-        if whole and threads is not None and planned > 0:
-            seen.setdefault(threads, []).append((b.at_s - a.at_s) / planned)
+        # the thread count the job said it started on, else the plan's
+        threads = (
+            start.threads if start.threads is not None else plan.threads[k] if k < len(plan.threads) else None
+        )
+        if threads is not None and planned > 0:
+            seen.setdefault(threads, []).append(seconds / planned)
     paces = {t: statistics.median([*r, pace]) for t, r in seen.items()}
 
     now = marks[-1].threads if marks else None
@@ -311,246 +324,3 @@ def device_pace(history: Sequence[tuple[float, float]], *, keep: int = 10) -> fl
         return 1.0
     mid = len(ratios) // 2
     return ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
-
-
-# --- a calibration's sweep, planned as calibration/child.py runs it ----------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    """A calibration's sweep as the job asks it (calibration.runner.JobPlan with its defaults resolved)."""
-
-    batch_sizes: tuple[int, ...]  # empty: doubling from batch_start up to max_batch_size
-    threads: tuple[int, ...]
-    batch_start: int
-    max_batch_size: int
-    min_iterations: int
-    min_seconds: float
-    warmup: int
-    budget_s: float  # the first child's budget: the sweep budget or 70% of the limit
-    limit_s: float
-    stop_on_plateau: bool = True
-
-
-# Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): from the
-# claim to the first configuration (the plan, a fresh interpreter importing torch, the optimiser machinery
-# preloaded: 6-10 s on the shared 2-core machine) and, per configuration, building the step and its batch,
-# gathering batches from the data set and one tracked step for the live-tensor peak.
-CHILD_START_S = 7.0
-CONFIG_OVERHEAD_S = 0.15
-FINISH_S = 0.5
-# a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread
-# counts this much slower than the best are not timed at the next batch size
-PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25
-
-
-def after_batch(
-    rates: dict[int, float], best: float, flat: int, keep: frozenset[int] = frozenset()
-) -> tuple[list[int], float, int]:
-    """A doubling sweep after one batch size, from its examples/s per thread count: the thread counts still
-    worth timing (within PRUNE_MARGIN of the best, or in `keep`: measured unreliably, so no ground to drop
-    them), the best rate so far, and how many doublings in a row gained less than PLATEAU_GAIN.
-    calibration/child.py runs its sweep by this and sweep_work plans by it."""
-    top = max(rates.values())
-    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN) or t in keep]
-    return active, max(best, top), flat + 1 if top < best * PLATEAU_GAIN else 0
-
-
-def configuration_seconds(per_batch: float, sweep: SweepPlan) -> float:
-    """One configuration: warm-up and one tracked step, then timed steps until both minimums are met."""
-    timed = max(sweep.min_iterations * per_batch, sweep.min_seconds + per_batch)
-    return CONFIG_OVERHEAD_S + (sweep.warmup + 1) * per_batch + timed
-
-
-def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> WorkPlan:
-    """The configurations the sweep will measure, as child.run_sweep picks them, with each one's expected
-    seconds from `per_batch(batch, threads)` (the candidate's estimate): explicit batch sizes in full; a
-    doubling sweep stops at the budget (a configuration expected to end after it is not started), at a
-    predicted plateau, and drops thread counts predicted 25% slower than the best."""
-    if sweep.batch_sizes:
-        sizes, doubling = sorted(set(sweep.batch_sizes)), False
-    else:
-        sizes, b = [], max(1, sweep.batch_start)
-        while b <= sweep.max_batch_size:
-            sizes.append(b)
-            b *= 2
-        sizes, doubling = sizes or [sweep.max_batch_size], True
-    steps: list[float] = []
-    configs: list[tuple[int, int]] = []  # each step's batch and thread count
-    active = list(sweep.threads)
-    best, flat = 0.0, 0
-    for batch in sizes:
-        rates: dict[int, float] = {}
-        for t in active if doubling else sweep.threads:
-            seconds = configuration_seconds(per_batch(batch, t), sweep)
-            if steps and sum(steps) + seconds > sweep.budget_s:
-                return _sweep_plan(sweep, steps, configs, doubling)
-            steps.append(seconds)
-            configs.append((batch, t))
-            rates[t] = batch / max(per_batch(batch, t), 1e-12)
-        if not doubling:
-            continue
-        active, best, flat = after_batch(rates, best, flat)
-        if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
-            break
-    return _sweep_plan(sweep, steps, configs, doubling)
-
-
-def _sweep_plan(
-    sweep: SweepPlan, steps: list[float], configs: list[tuple[int, int]], doubling: bool
-) -> WorkPlan:
-    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
-    threads, batches = tuple(t for _, t in configs), tuple(b for b, _ in configs)
-    return WorkPlan(
-        CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=threads, batches=batches
-    )
-
-
-def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
-    """The sweep as stored with the job's plan: how long a configuration takes at a measured seconds per batch
-    (configuration_seconds) reads it, once the sweep has measured one (with_measured)."""
-    return {
-        "sweep": {**asdict(sweep), "batch_sizes": list(sweep.batch_sizes), "threads": list(sweep.threads)}
-    }
-
-
-def sweep_from_json(stored: Any) -> SweepPlan | None:
-    """The sweep sweep_to_json stored with a job's plan; None for a plan stored without one (a spread
-    calibration's, or one stored before sweeps were)."""
-    if not isinstance(stored, dict) or not isinstance(stored.get("sweep"), dict):
-        return None
-    raw = stored["sweep"]
-    return SweepPlan(**{**raw, "batch_sizes": tuple(raw["batch_sizes"]), "threads": tuple(raw["threads"])})
-
-
-# a measured configuration: batch, threads, seconds per batch, measured unreliably
-Timed = tuple[int, int, float, bool]
-
-
-def first_child(rows: Sequence[Sequence[Any]]) -> list[Timed]:
-    """A calibration's measured rows (batch, threads, seconds per batch or None, allocator, unreliable) in
-    the order they ran, as with_measured takes them: the first child's (the first row's allocator; a
-    re-measure's second child runs under the other), timed ones."""
-    first = rows[0][3] if rows else None
-    return [
-        (int(r[0]), int(r[1] or 1), float(r[2]), len(r) > 4 and bool(r[4]))  # runs saved before the flag
-        for r in rows
-        if r[3] == first and r[2]
-    ]
-
-
-def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks: Sequence[Mark]) -> WorkPlan:
-    """The plan as far as the sweep's configurations measured by the latest mark tell:
-
-    - its steps are those configurations (each at its planned seconds, so that the marks pace the right
-      ones), then the planned configurations still to come at the thread counts the sweep still times (it
-      drops those 25% slower than the best at a batch size: `after_batch` on the measured rates);
-    - its allocator re-measure is priced as the configuration it will time: the fastest per example among
-      the reliable ones (calibration.findings.configs_to_recheck), often the largest batch.
-
-    `stored`: the job's plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet,
-    stands. Where the sweep stops (its plateau, its budget) stays the plan's: planning that again from the
-    measured throughput was tried and left out, as a CNN's small batches are timed too noisily to say
-    (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
-    measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
-    sweep = sweep_from_json(stored)
-    if sweep is None or not measured:
-        return plan
-    fastest = min(measured, key=lambda m: (m[3], m[2] / m[0]))  # reliable first, then seconds per example
-    plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
-    if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
-        return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
-    return _rebased(plan, measured, sweep.threads)
-
-
-def _rebased(plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int]) -> WorkPlan:
-    """with_measured's steps: what the doubling sweep measured, then what it will still measure. From its
-    first whole batch size on, of the plan's batch sizes: the one under way at every thread count the sweep
-    still times (`threads`, in its order), the later ones at those the plan foresaw there too, or that the
-    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own."""
-    planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
-    done = [(b, t) for b, t, _, _ in measured]
-    current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
-    whole = sorted({b for b, _ in done if b < current})
-    ahead = [c for c in planned if c not in done]
-    if whole:
-        active, best, flat = set(threads), 0.0, 0
-        keep: frozenset[int] = frozenset()
-        for batch in whole:
-            rows = [m for m in measured if m[0] == batch]
-            rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
-            keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
-            kept, best, flat = after_batch(rates, best, flat, keep)
-            active = set(kept)
-        sizes = sorted({b for b in plan.batches if b >= current})
-        ahead = [
-            (b, t)
-            for b in sizes
-            for t in threads
-            if t in active and (b, t) not in done and (b == current or (b, t) in planned or t in keep)
-        ]
-    # a configuration the plan dropped and the sweep did not: as the plan's other ones at that batch size
-    at_batch = {b: s for (b, _), s in planned.items()}
-    configs = [*done, *ahead]
-    return replace(
-        plan,
-        steps=tuple(planned.get(c, at_batch.get(c[0], plan.typical_s)) for c in configs),
-        threads=tuple(t for _, t in configs),
-        batches=tuple(b for b, _ in configs),
-    )
-
-
-# --- the queue of a device ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """A queued job of any kind on one device."""
-
-    key: tuple[str, int]  # (kind, primary key)
-    owner: int
-    queued_at: float  # its creation, as a timestamp
-    expected_s: float  # how long it will run once started
-    first: bool = False  # a spread calibration's rank whose peers already run: it goes before everyone
-
-
-@dataclass(frozen=True)
-class Slot:
-    key: tuple[str, int]
-    position: int  # 1: next to start
-    starts_in_s: float | None  # None: the device is drained, nothing starts until it is undrained
-
-
-def fair_order(waiting: Sequence[Waiting], last_use: dict[int, float]) -> list[Waiting]:
-    """The order a device takes its queued jobs: least-recent use between users. The next job is the oldest
-    of the user whose last job on this device started longest ago (never: first; a tie: the user whose
-    oldest queued job is older), and that user counts as using it now. So one user's ten queued jobs make
-    another's first wait behind one of them at most. A spread rank whose peers already run goes first (they
-    wait for it at the rendezvous)."""
-    used = dict(last_use)
-    pending = sorted(waiting, key=lambda w: (w.queued_at, w.key))
-    order: list[Waiting] = []
-    clock = max(used.values(), default=0.0)
-    while pending:
-        urgent = [w for w in pending if w.first]
-        if urgent:
-            chosen = urgent[0]
-        else:
-            chosen = min(pending, key=lambda w: (used.get(w.owner, -math.inf), w.queued_at, w.key))
-        pending.remove(chosen)
-        clock += 1.0
-        used[chosen.owner] = clock
-        order.append(chosen)
-    return order
-
-
-def forecast(
-    waiting: Sequence[Waiting], last_use: dict[int, float], *, busy_for_s: float, drained: bool = False
-) -> list[Slot]:
-    """Each queued job's place in the device's fair-share order and its expected start in seconds from now:
-    after the running job's remaining `busy_for_s` and the expected durations of the jobs before it."""
-    slots, at = [], busy_for_s
-    for position, w in enumerate(fair_order(waiting, last_use), start=1):
-        slots.append(Slot(w.key, position, None if drained else at))
-        at += w.expected_s
-    return slots

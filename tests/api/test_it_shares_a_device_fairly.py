@@ -212,13 +212,8 @@ def test_a_running_jobs_re_measure_is_priced_as_the_fastest_reliable_configurati
     api: APIClient, rec: Recommendation, device: Device
 ) -> None:
     from advisor import forecasts
-    from advisor.engine.remaining import (
-        SweepPlan,
-        configuration_seconds,
-        marks_from_json,
-        plan_from_json,
-        remaining,
-    )
+    from advisor.engine.remaining import marks_from_json, plan_from_json, remaining
+    from advisor.engine.sweepplan import SweepPlan, configuration_seconds
     from advisor.models import MeasuredConfiguration
 
     body = {"recommendation": rec.pk, "device": device.pk, "batch_sizes": [16, 64], "threads": [1]}

@@ -7,16 +7,8 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.remaining import (
-    Mark,
-    SweepPlan,
-    WorkPlan,
-    configuration_seconds,
-    plan_to_json,
-    remaining,
-    sweep_to_json,
-    sweep_work,
-)
+from advisor.engine.remaining import Mark, WorkPlan, plan_to_json, remaining
+from advisor.engine.sweepplan import SweepPlan, configuration_seconds, sweep_to_json, sweep_work
 from bench.queue_forecast import replay, score
 
 PLAN = WorkPlan(startup_s=1.0, steps=(2.0, 2.0, 2.0), finish_s=0.0, limit_s=60.0)

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import pytest
 
+from advisor.engine.fairshare import Waiting, fair_order, forecast
 from advisor.engine.remaining import (
     Mark,
-    SweepPlan,
-    Timed,
-    Waiting,
     WorkPlan,
-    configuration_seconds,
     device_pace,
     expected_duration,
-    fair_order,
-    first_child,
-    forecast,
     marks_from_json,
     remaining,
+)
+from advisor.engine.sweepplan import (
+    SweepPlan,
+    Timed,
+    configuration_seconds,
+    first_child,
     sweep_from_json,
     sweep_to_json,
     sweep_work,

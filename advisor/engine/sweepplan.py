@@ -1,0 +1,198 @@
+"""A calibration's sweep as its work plan: the configurations calibration/child.py will measure, in order,
+each with its expected seconds (`sweep_work`, at submit), and the same plan followed along as the sweep
+measures (`with_measured`: the configurations it ran, the thread counts it still times, its re-measure's
+price). The child decides by the same rules (`after_batch`), so the plan and the job agree where they can.
+
+No Django, no torch (engine.remaining's estimator reads the plans this makes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from advisor.engine.remaining import CHILD_START_S, Mark, WorkPlan
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A calibration's sweep as the job asks it (calibration.runner.JobPlan with its defaults resolved)."""
+
+    batch_sizes: tuple[int, ...]  # empty: doubling from batch_start up to max_batch_size
+    threads: tuple[int, ...]
+    batch_start: int
+    max_batch_size: int
+    min_iterations: int
+    min_seconds: float
+    warmup: int
+    budget_s: float  # the first child's budget: the sweep budget or 70% of the limit
+    limit_s: float
+    stop_on_plateau: bool = True
+
+
+# Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): per
+# configuration, building the step and its batch, gathering batches from the data set and one tracked step
+# for the live-tensor peak; and the summary after the last one.
+CONFIG_OVERHEAD_S = 0.15
+FINISH_S = 0.5
+# a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread
+# counts this much slower than the best are not timed at the next batch size
+PLATEAU_GAIN, PLATEAU_DOUBLINGS, PRUNE_MARGIN = 1.05, 2, 0.25
+
+
+def after_batch(
+    rates: dict[int, float], best: float, flat: int, keep: frozenset[int] = frozenset()
+) -> tuple[list[int], float, int]:
+    """A doubling sweep after one batch size, from its examples/s per thread count: the thread counts still
+    worth timing (within PRUNE_MARGIN of the best, or in `keep`: measured unreliably, so no ground to drop
+    them), the best rate so far, and how many doublings in a row gained less than PLATEAU_GAIN.
+    calibration/child.py runs its sweep by this and sweep_work plans by it."""
+    top = max(rates.values())
+    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN) or t in keep]
+    return active, max(best, top), flat + 1 if top < best * PLATEAU_GAIN else 0
+
+
+def configuration_seconds(per_batch: float, sweep: SweepPlan) -> float:
+    """One configuration: warm-up and one tracked step, then timed steps until both minimums are met."""
+    timed = max(sweep.min_iterations * per_batch, sweep.min_seconds + per_batch)
+    return CONFIG_OVERHEAD_S + (sweep.warmup + 1) * per_batch + timed
+
+
+def sweep_work(sweep: SweepPlan, per_batch: Callable[[int, int], float]) -> WorkPlan:
+    """The configurations the sweep will measure, as child.run_sweep picks them, with each one's expected
+    seconds from `per_batch(batch, threads)` (the candidate's estimate): explicit batch sizes in full; a
+    doubling sweep stops at the budget (a configuration expected to end after it is not started), at a
+    predicted plateau, and drops thread counts predicted 25% slower than the best."""
+    if sweep.batch_sizes:
+        sizes, doubling = sorted(set(sweep.batch_sizes)), False
+    else:
+        sizes, b = [], max(1, sweep.batch_start)
+        while b <= sweep.max_batch_size:
+            sizes.append(b)
+            b *= 2
+        sizes, doubling = sizes or [sweep.max_batch_size], True
+    steps: list[float] = []
+    configs: list[tuple[int, int]] = []  # each step's batch and thread count
+    active = list(sweep.threads)
+    best, flat = 0.0, 0
+    for batch in sizes:
+        rates: dict[int, float] = {}
+        for t in active if doubling else sweep.threads:
+            seconds = configuration_seconds(per_batch(batch, t), sweep)
+            if steps and sum(steps) + seconds > sweep.budget_s:
+                return _sweep_plan(sweep, steps, configs, doubling)
+            steps.append(seconds)
+            configs.append((batch, t))
+            rates[t] = batch / max(per_batch(batch, t), 1e-12)
+        if not doubling:
+            continue
+        active, best, flat = after_batch(rates, best, flat)
+        if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS:
+            break
+    return _sweep_plan(sweep, steps, configs, doubling)
+
+
+def _sweep_plan(
+    sweep: SweepPlan, steps: list[float], configs: list[tuple[int, int]], doubling: bool
+) -> WorkPlan:
+    budget = sweep.budget_s if doubling else None  # explicit batch sizes are measured in full
+    threads, batches = tuple(t for _, t in configs), tuple(b for b, _ in configs)
+    return WorkPlan(
+        CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, budget, threads=threads, batches=batches
+    )
+
+
+def sweep_to_json(sweep: SweepPlan) -> dict[str, Any]:
+    """The sweep as stored with the job's plan: how long a configuration takes at a measured seconds per batch
+    (configuration_seconds) reads it, once the sweep has measured one (with_measured)."""
+    return {
+        "sweep": {**asdict(sweep), "batch_sizes": list(sweep.batch_sizes), "threads": list(sweep.threads)}
+    }
+
+
+def sweep_from_json(stored: Any) -> SweepPlan | None:
+    """The sweep sweep_to_json stored with a job's plan; None for a plan stored without one (a spread
+    calibration's, or one stored before sweeps were)."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("sweep"), dict):
+        return None
+    raw = stored["sweep"]
+    return SweepPlan(**{**raw, "batch_sizes": tuple(raw["batch_sizes"]), "threads": tuple(raw["threads"])})
+
+
+# a measured configuration: batch, threads, seconds per batch, measured unreliably
+Timed = tuple[int, int, float, bool]
+
+
+def first_child(rows: Sequence[Sequence[Any]]) -> list[Timed]:
+    """A calibration's measured rows (batch, threads, seconds per batch or None, allocator, unreliable) in
+    the order they ran, as with_measured takes them: the first child's (the first row's allocator; a
+    re-measure's second child runs under the other), timed ones."""
+    first = rows[0][3] if rows else None
+    return [
+        (int(r[0]), int(r[1] or 1), float(r[2]), len(r) > 4 and bool(r[4]))  # runs saved before the flag
+        for r in rows
+        if r[3] == first and r[2]
+    ]
+
+
+def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks: Sequence[Mark]) -> WorkPlan:
+    """The plan as far as the sweep's configurations measured by the latest mark tell:
+
+    - its steps are those configurations (each at its planned seconds, so that the marks pace the right
+      ones), then the planned configurations still to come at the thread counts the sweep still times (it
+      drops those 25% slower than the best at a batch size: `after_batch` on the measured rates);
+    - its allocator re-measure is priced as the configuration it will time: the fastest per example among
+      the reliable ones (calibration.findings.configs_to_recheck), often the largest batch.
+
+    `stored`: the job's plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet,
+    stands. Where the sweep stops (its plateau, its budget) stays the plan's: planning that again from the
+    measured throughput was tried and left out, as a CNN's small batches are timed too noisily to say
+    (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
+    measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
+    sweep = sweep_from_json(stored)
+    if sweep is None or not measured:
+        return plan
+    fastest = min(measured, key=lambda m: (m[3], m[2] / m[0]))  # reliable first, then seconds per example
+    plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
+    if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
+        return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
+    return _rebased(plan, measured, sweep.threads)
+
+
+def _rebased(plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int]) -> WorkPlan:
+    """with_measured's steps: what the doubling sweep measured, then what it will still measure. From its
+    first whole batch size on, of the plan's batch sizes: the one under way at every thread count the sweep
+    still times (`threads`, in its order), the later ones at those the plan foresaw there too, or that the
+    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own."""
+    planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
+    done = [(b, t) for b, t, _, _ in measured]
+    current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
+    whole = sorted({b for b, _ in done if b < current})
+    ahead = [c for c in planned if c not in done]
+    if whole:
+        active, best, flat = set(threads), 0.0, 0
+        keep: frozenset[int] = frozenset()
+        for batch in whole:
+            rows = [m for m in measured if m[0] == batch]
+            rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
+            keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
+            kept, best, flat = after_batch(rates, best, flat, keep)
+            active = set(kept)
+        sizes = sorted({b for b in plan.batches if b >= current})
+        ahead = [
+            (b, t)
+            for b in sizes
+            for t in threads
+            if t in active and (b, t) not in done and (b == current or (b, t) in planned or t in keep)
+        ]
+    # a configuration the plan dropped and the sweep did not: as the plan's other ones at that batch size
+    at_batch = {b: s for (b, _), s in planned.items()}
+    configs = [*done, *ahead]
+    return replace(
+        plan,
+        steps=tuple(planned.get(c, at_batch.get(c[0], plan.typical_s)) for c in configs),
+        threads=tuple(t for _, t in configs),
+        batches=tuple(b for b, _ in configs),
+    )
