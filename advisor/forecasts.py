@@ -77,7 +77,8 @@ def _calibration(job: CalibrationJob) -> tuple[WorkPlan, SweepPlan]:
     )
     plan = sweep_work(sweep, _per_batch(recommendation, job.candidate, device))
     recent = recent_marks(device, str(cand.get("family", "")))
-    plan = replace(plan, startup_s=startup_seconds(device))
+    startup = startup_seconds(device)  # a re-measure's second child starts as the first does
+    plan = replace(plan, startup_s=startup, restart_startup_s=startup)
     if auto:  # the allocator re-measure: as often as it came after this family's latest sweeps here
         seen = [any(len(m) > 3 and m[3] for m in marks) for marks in recent]
         plan = replace(plan, restart_chance=sum(seen) / len(seen) if seen else 0.5)

@@ -12,6 +12,8 @@ from advisor.engine.remaining import (
     device_pace,
     expected_duration,
     marks_from_json,
+    plan_from_json,
+    plan_to_json,
     remaining,
 )
 from advisor.engine.sweepplan import (
@@ -334,6 +336,23 @@ def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
     # announced: its start-up and its steps in full, the chance no more
     announced = [*ON_PLAN, Mark(11.0, 4, 5, restart=True)]
     assert remaining(maybe, announced, 11.0).seconds == pytest.approx(3.0 + 2.0 + 1.0)
+
+
+@pytest.mark.parametrize("first_start", [1.5, 3.0, 5.5])
+def test_an_announced_second_child_starts_as_long_as_the_jobs_first_did(first_start: float) -> None:
+    """Its start-up is the first child's (the job's first mark), shorter or longer than the plan's 3 s: a
+    fixed floor put every re-measure late on a host whose children start in 1.5-2.4 s."""
+    marks = [Mark(first_start + 2.0 * k, k, 4) for k in range(5)]
+    announced = [*marks, Mark(first_start + 8.0, 4, 5, restart=True)]
+    # its start-up, its one step at the plan's 2 s, the 1 s finish
+    assert remaining(PLAN, announced, first_start + 8.0).seconds == pytest.approx(first_start + 2.0 + 1.0)
+
+
+def test_a_stored_plan_keeps_its_second_childs_start_up() -> None:
+    stored = WorkPlan(1.8, (2.0,), 0.02, 60.0, restart_chance=0.5, restart_startup_s=1.8)
+    assert plan_from_json(plan_to_json(stored), 60.0) == stored
+    older = {k: v for k, v in plan_to_json(stored).items() if k != "restart_startup_s"}
+    assert plan_from_json(older, 60.0).restart_startup_s == 2.5  # a plan stored before: the default
 
 
 @pytest.mark.parametrize(("chance", "restart"), [(None, 2.5), (0.0, 0.0), (0.4, 2.0), (1.0, 5.0)])
