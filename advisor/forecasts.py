@@ -181,12 +181,18 @@ def add_mark(
     restart: bool = False,
     restart_chance: float | None = None,
     threads: int | None = None,
+    step_left_s: float | None = None,
 ) -> list[StoredMark] | None:
     """The job's marks with this progress event (engine.remaining.StoredMark), when it changed the count of
-    finished steps or announced a new child; else None. What the job reported rides along: a chance of a
-    second child, the thread count of the step it starts."""
+    finished steps or announced a new child, or said how long its step under way still needs; else None.
+    What the job reported rides along: a chance of a second child, the thread count of the step it starts;
+    how long the step under way still needs goes on its mark, with when it was said (the latest word)."""
     if marks and marks[-1][1] == done and marks[-1][2] == total and not restart:
-        return None
+        if step_left_s is None:
+            return None
+        # flag, chance and thread count as they were (padded where the mark had none), then the word
+        head = [*marks[-1][:6], *[0, None, None][max(0, len(marks[-1]) - 3) :]]
+        return [*marks[:-1], [*head, round(step_left_s, 3), round(at_s, 3)]]
     tail: StoredMark = [1] if restart else []
     if restart_chance is not None or threads is not None:
         chance = None if restart_chance is None else round(restart_chance, 3)

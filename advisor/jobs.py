@@ -181,6 +181,7 @@ class Watcher:
                 restart=bool(event.get("restart")),
                 restart_chance=None if chance is None else float(chance),
                 threads=None if event.get("threads") is None else int(event["threads"]),
+                step_left_s=None if event.get("step_left_s") is None else float(event["step_left_s"]),
             )
             if marked is not None:
                 self.marks = marked

@@ -106,7 +106,7 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> di
         place = forecaster.place("calibration", job)
         if place is not None and place["expected_start"] is not None:
             expected[job.pk] = (place["expected_start"] - at).total_seconds()
-    samples: dict[int, list[tuple[float, float, float, str]]] = {job.pk: [] for _, _, job in made}
+    samples: dict[int, list[tuple[float, float, float, str, Any]]] = {job.pk: [] for _, _, job in made}
     ids = [job.pk for _, _, job in made]
     deadline = time.monotonic() + 60 * jobs
     while time.monotonic() < deadline:
@@ -117,8 +117,10 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> di
         for row in rows:
             left = now.finish("calibration", row)
             if left is not None:
+                # the latest mark as it stood: a slow step's word on it is overwritten as it goes on
+                mark = row.marks[-1] if row.marks else None
                 samples[row.pk].append(
-                    (now.now.timestamp(), row.progress, left["remaining_seconds"], left["basis"])
+                    (now.now.timestamp(), row.progress, left["remaining_seconds"], left["basis"], mark)
                 )
         time.sleep(POLL_S)
     result: dict[str, Any] = {"forecast_at": at.isoformat(), "warmup": warmup, "jobs": []}
@@ -152,8 +154,9 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> di
                         "predicted": r,
                         "actual": end.timestamp() - t,
                         "basis": b,
+                        "mark": mark,
                     }
-                    for t, p, r, b in samples[job.pk]
+                    for t, p, r, b, mark in samples[job.pk]
                 ]
                 if start and end
                 else [],
@@ -196,7 +199,7 @@ def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
         samples = []
         for e in j["eta"]:
             elapsed = e["elapsed_share"] * j["duration"]
-            marks = marks_from_json([m for m in j["marks"] if m[0] <= elapsed])
+            marks = marks_from_json(_marks_then(j["marks"], elapsed, e.get("mark")))
             plan = plans[j["id"]]
             if measured:
                 plan = with_measured(plan, j["planned"], first_child(j.get("measured") or []), marks)
@@ -204,6 +207,15 @@ def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
             samples.append({**e, "predicted": left.seconds, "basis": left.basis})
         replayed.append({**j, "eta": samples})
     return {**result, "jobs": replayed, "replayed": True}
+
+
+def _marks_then(marks: list[list[Any]], elapsed: float, polled: list[Any] | None) -> list[list[Any]]:
+    """A job's marks as they stood `elapsed` seconds in: the latest as polled then (a slow step's word on
+    it, said later, is overwritten as the step goes on), else without a word said later."""
+    then = [m for m in marks if m[0] <= elapsed]
+    if then and polled and polled[0] == then[-1][0]:
+        return [*then[:-1], polled]
+    return [m[:6] if len(m) > 7 and m[7] > elapsed else m for m in then]
 
 
 def score(result: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ environment the parent chose. Talks to the parent only through `events` (a multi
 from __future__ import annotations
 
 import os
+import statistics
 import time
 import traceback
 from collections.abc import Callable
@@ -30,6 +31,10 @@ TIMING_SHARE = 0.6
 # steps, unreliable. Beside busy processes 2-thread steps stalled 45-440x; a quiet sweep's steps follow
 # its batch sizes within a factor of two (bench/results/queue_amd-epyc-2c_forecast-loaded/).
 STALL_FACTOR = 4.0
+# A configuration whose steps take this long says, after each (at most every TICK_EVERY_S), how long it
+# still needs, so that the remaining time follows a stalled one instead of counting it done when its plan
+# ran out (one took 35 s of 5 s steps beside two busy processes: bench/results/queue_*_forecast-loaded/).
+TICK_MIN_S, TICK_EVERY_S = 0.25, 0.5
 
 
 if TYPE_CHECKING:
@@ -182,6 +187,20 @@ class _Sweep:
         max_seconds = self.max_seconds()
         seen = self.per_batch.get(threads) or self.per_batch.get(None)
         cut = stalled_after(seen, batch, int(p["min_iterations"]), max_seconds)
+        said, steps = [self.clock()], []
+
+        def tick(seconds: float, left: int) -> None:
+            steps.append(seconds)
+            now = self.clock()
+            if seconds < TICK_MIN_S or now - said[0] < TICK_EVERY_S:
+                return
+            said[0] = now
+            # its steps still to come at its median step so far (one slow step among fast ones is not the
+            # rest's length), then its gathers (bounded once it stalled)
+            ahead = left * statistics.median(steps) + (cut or 0.0)
+            progress = {"type": "progress", "done": self.done, "total": self.total, "step": step}
+            self.events.put({**progress, "threads": threads, "step_left_s": ahead, "pid": os.getpid()})
+
         result = self.measure(
             p["candidate"],
             device=p["device"],
@@ -193,6 +212,7 @@ class _Sweep:
             memory_limit_bytes=p.get("memory_limit_bytes"),
             max_seconds=max_seconds,
             cut_after_s=cut,
+            on_step=tick,
         )
         if result["status"] == "ok":
             self._add_gathering(result, batch, threads, cut)

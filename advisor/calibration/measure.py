@@ -100,11 +100,26 @@ class StoppingRule:
     next_check: int = 0
     stopped: str = ""  # "precise" or "time": why timing stopped
 
-    def done(self, count: int, elapsed: float, samples: Callable[[], list[float]]) -> bool:
-        enough = self.min_iterations
+    def enough(self, elapsed: float) -> int:
+        """The fewest steps it takes, `elapsed` seconds into the timing."""
         if self.cut_after_s is not None and elapsed >= self.cut_after_s:
-            enough = min(enough, FEWEST_AT_LIMIT)
-        if count < enough or elapsed < self.min_seconds:
+            return min(self.min_iterations, FEWEST_AT_LIMIT)
+        return self.min_iterations
+
+    def fewest_left(self, count: int, elapsed: float, step_s: float) -> int:
+        """The fewest further steps before it can stop, each taking `step_s`: a lower bound (past the
+        minimums it goes on until the interval is narrow or the time is up)."""
+        n = 0
+        while n < self.min_iterations + 1 and (
+            count + n < self.enough(elapsed + n * step_s) or elapsed + n * step_s < self.min_seconds
+        ):
+            n += 1
+        if elapsed + n * step_s < self.min_seconds:  # steps too short to count: the seconds decide
+            n = max(n, math.ceil((self.min_seconds - elapsed) / max(step_s, 1e-9)))
+        return n
+
+    def done(self, count: int, elapsed: float, samples: Callable[[], list[float]]) -> bool:
+        if count < self.enough(elapsed) or elapsed < self.min_seconds:
             return False
         if elapsed >= self.max_seconds:
             self.stopped = "time"
@@ -132,23 +147,42 @@ def time_steps(
     clock: Callable[[], float] = time.perf_counter,
     probe: Probe | None = None,
     cut_after_s: float | None = None,
+    on_step: Callable[[float, int], None] | None = None,
 ) -> StepTimes:
     """The timing loop: per-step seconds plus rusage deltas per step, timed until StoppingRule says so
     (`max_seconds` None: at the minimums, the interval only reported). `cut_after_s` bounds the warm-up
-    too: no warm-up step starts after it, the first one always does.
+    too: no warm-up step starts after it, the first one always does. `on_step(seconds, left)` hears of each
+    step on a CPU, warm-up ones included, with the fewest steps still to come were each as long (a sweep's
+    remaining time reads a slow configuration's own progress).
 
     With `refill`, every step trains on new values in the batch's memory (steps.Draw),
     drawn before its clock starts; their CPU time and faults are left out of the per-step figures. `clock`
     times the steps on a CPU (a test injects a synthetic one); `probe` samples the machine between steps."""
+    rule = StoppingRule(
+        min_iterations,
+        min_seconds,
+        min_seconds if max_seconds is None else max_seconds,
+        precision,
+        None if max_seconds is None else cut_after_s,
+    )
+    cuda = dev.type == "cuda"
+    tick = None if cuda else on_step  # on CUDA the host's clock times a launch, not the step
     warmed, began = 0, clock()
     while warmed < warmup:
         if warmed and cut_after_s is not None and clock() - began >= cut_after_s:
             break
         if refill is not None:
             refill()
+        t0 = clock()
         run(batch)
         warmed += 1
-    cuda = dev.type == "cuda"
+        if tick is not None:
+            now = clock()
+            seconds, spent = now - t0, now - began
+            more = warmup - warmed
+            if cut_after_s is not None:  # those that would start before the cut
+                more = min(more, max(0, math.ceil((cut_after_s - spent) / max(seconds, 1e-9))))
+            tick(seconds, more + rule.fewest_left(0, 0.0, seconds))
     if cuda:
         torch.cuda.synchronize(dev)
     host: list[float] = []
@@ -160,13 +194,6 @@ def time_steps(
         torch.cuda.synchronize(dev)  # between steps, outside any timed pair
         return [a.elapsed_time(b) / 1000.0 for a, b in events]
 
-    rule = StoppingRule(
-        min_iterations,
-        min_seconds,
-        min_seconds if max_seconds is None else max_seconds,
-        precision,
-        None if max_seconds is None else cut_after_s,
-    )
     making = [0.0] * len(_USAGE_FIELDS)  # what refilling cost, taken off the loop's usage
     if probe is not None:
         probe.start()
@@ -191,7 +218,11 @@ def time_steps(
             host.append(now - t0)
         if probe is not None:
             probe.tick()
-        if rule.done(len(events) if cuda else len(host), now - start, so_far):
+        count = len(events) if cuda else len(host)
+        stop = rule.done(count, now - start, so_far)
+        if tick is not None:
+            tick(host[-1], 0 if stop else rule.fewest_left(count, now - start, host[-1]))
+        if stop:
             break
     if cuda:
         torch.cuda.synchronize(dev)
@@ -261,12 +292,14 @@ def measure(
     max_seconds: float | None = None,
     precision: float = PRECISION,
     cut_after_s: float | None = None,
+    on_step: Callable[[float, int], None] | None = None,
 ) -> Measurement:
     """One measured configuration (docs/CONTRACT.md, Python entry points).
 
     Steps are timed until the median is known within ±`precision` (StoppingRule), for at most `max_seconds`
     (default MAX_SECONDS_FACTOR x min_seconds; a sweep passes the configuration's share of the job's time,
-    and `cut_after_s`, past which a configuration that stalled stops with FEWEST_AT_LIMIT steps);
+    and `cut_after_s`, past which a configuration that stalled stops with FEWEST_AT_LIMIT steps;
+    `on_step(seconds, left)`: each step on a CPU, with the fewest still to come, the tracked one included);
     a configuration whose median stayed imprecise, or during which other work was seen on the device
     (contention.py), is `unreliable`, with its reasons. Out of memory is a result (status "oom"), not an
     exception. `memory_limit_bytes` only names the capacity in that message; the cap itself is enforced by
@@ -309,6 +342,8 @@ def measure(
                 precision=precision,
                 probe=Probe(cuda_index=dev.index if dev.type == "cuda" else None),
                 cut_after_s=cut_after_s,
+                # and one more step after the timing: the tracked one (live_tensor_peak)
+                on_step=None if on_step is None else lambda seconds, left: on_step(seconds, left + 1),
             )
             rss_growth = reserved = None
             if dev.type == "cuda":

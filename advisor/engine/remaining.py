@@ -127,10 +127,15 @@ class Mark:
     # against its threshold); None: the plan's chance stands
     restart_chance: float | None = None
     threads: int | None = None  # the thread count of the step that starts here (a sweep's configuration)
+    # how long the step that started here still needed, as it last said (a slow configuration, from its own
+    # steps: calibration.child's ticks), and when it said so; None: it has not said
+    step_left_s: float | None = None
+    step_left_at_s: float | None = None
 
 
 # as stored on a job: [at_s, done, total], then, where anything follows, the restart flag (1 or 0), the
-# chance (or null) and the thread count (or null)
+# chance (or null), the thread count (or null), and the step's own word on what it still needs (seconds,
+# said at)
 StoredMark = list[float | None]
 
 
@@ -142,7 +147,7 @@ def marks_from_json(rows: Sequence[Sequence[float | None]]) -> list[Mark]:
 
     marks = []
     for m in rows:
-        chance, threads = at(m, 4), at(m, 5)
+        chance, threads, left, said = at(m, 4), at(m, 5), at(m, 6), at(m, 7)
         marks.append(
             Mark(
                 float(m[0] or 0.0),
@@ -151,6 +156,8 @@ def marks_from_json(rows: Sequence[Sequence[float | None]]) -> list[Mark]:
                 bool(at(m, 3)),
                 None if chance is None else float(chance),
                 None if threads is None else int(threads),
+                None if left is None or said is None else float(left),
+                None if left is None or said is None else float(said),
             )
         )
     return marks
@@ -209,6 +216,10 @@ def _steps_left(
     total = expected_total(plan, last)
     upto = min(total, math.floor(last.done) + 1)
     current = plan.work_between(last.done, upto, pace_of)
+    if last.step_left_s is not None and last.step_left_at_s is not None:
+        # the step said how long it still needs, from its own steps: a stalled configuration is not done
+        # when its plan ran out
+        current = last.step_left_at_s - last.at_s + last.step_left_s
     left = current - min(since, current)
     if plan.steps_budget_s is None:
         return left + plan.work_between(upto, total, pace_of)

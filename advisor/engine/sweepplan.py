@@ -35,7 +35,7 @@ class SweepPlan:
 # Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): per
 # configuration, building the step and its batch, gathering batches from the data set and one tracked step
 # for the live-tensor peak; and from the last configuration's end to the job's (the summary, the results
-# stored): 2-4 ms median, 20 ms at most, over 200 jobs on two hosts (queue_amd-epyc-2c_forecast-finish/).
+# stored): 2-4 ms median, 20 ms at most, over 200 jobs on two hosts (queue_amd-epyc-2c_forecast-tail/).
 CONFIG_OVERHEAD_S = 0.15
 FINISH_S = 0.02
 # a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread

@@ -258,3 +258,24 @@ def test_it_keeps_what_each_progress_event_said_in_the_jobs_marks(
     assert marks == [first, stored]
     (_, mark) = marks_from_json(marks)
     assert (mark.restart_chance, mark.threads) == (chance, threads)
+
+
+@pytest.mark.parametrize(
+    ("last", "stored"),
+    [
+        ([4.0, 1, 8], [4.0, 1, 8, 0, None, None, 20.8, 9.2]),  # a mark that said nothing more: padded
+        ([4.0, 1, 8, 0, 0.5, 2], [4.0, 1, 8, 0, 0.5, 2, 20.8, 9.2]),
+        ([4.0, 1, 8, 0, 0.5, 2, 25.0, 6.0], [4.0, 1, 8, 0, 0.5, 2, 20.8, 9.2]),  # the latest word only
+    ],
+)
+def test_a_slow_step_says_on_its_mark_how_long_it_still_needs(
+    last: list[float | None], stored: list[float | None]
+) -> None:
+    """A configuration's own word (calibration.child's ticks) changes no count: it goes on the mark its step
+    started at, and the remaining time reads the step under way by it."""
+    first: list[float | None] = [2.0, 0, 8]
+    marks = forecasts.add_mark([first, last], at_s=9.2, done=1, total=8, threads=2, step_left_s=20.8)
+    assert marks == [first, stored]
+    (_, mark) = marks_from_json(marks)
+    assert (mark.step_left_s, mark.step_left_at_s) == (20.8, 9.2)
+    assert forecasts.add_mark(marks, at_s=9.5, done=1, total=8, threads=2) is None  # nothing new said

@@ -64,3 +64,19 @@ def test_it_prices_a_re_measure_from_the_configurations_each_sample_had_measured
     assert again["eta"][1]["predicted"] == pytest.approx(remaining(priced, marks, 3.5).seconds)
     assert before["eta"][1]["predicted"] == pytest.approx(remaining(plan, marks, 3.5).seconds)
     assert again["eta"][1]["predicted"] != pytest.approx(before["eta"][1]["predicted"])
+
+
+def test_a_slow_steps_word_counts_from_when_it_was_said() -> None:
+    """The saved marks keep a step's latest word only: a sample reads the mark it polled, else the mark
+    without a word said after it."""
+    stalled = [[1.0, 0, 3], [3.0, 1, 3, 0, None, 2, 10.0, 6.0]]  # said at 6 s: 10 s more
+    job = _job(1, wait=0.0, duration=18.0, marks=stalled, at=[5.0, 7.0, 8.0])
+    job["eta"][2]["mark"] = [3.0, 1, 3, 0, None, 2, 12.0, 7.5]  # as polled at 8 s: 12 s more, said at 7.5
+    a, b, c = replay({"jobs": [job]})["jobs"][0]["eta"]
+    plain = [Mark(1.0, 0, 3), Mark(3.0, 1, 3, threads=2)]
+    assert a["predicted"] == pytest.approx(remaining(PLAN, plain, 5.0).seconds)  # not yet said
+    word = [plain[0], replace(plain[1], step_left_s=10.0, step_left_at_s=6.0)]
+    assert b["predicted"] == pytest.approx(remaining(PLAN, word, 7.0).seconds)
+    assert b["predicted"] > a["predicted"] + 5.0
+    polled = [plain[0], replace(plain[1], step_left_s=12.0, step_left_at_s=7.5)]
+    assert c["predicted"] == pytest.approx(remaining(PLAN, polled, 8.0).seconds)

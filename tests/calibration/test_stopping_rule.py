@@ -180,3 +180,39 @@ def test_a_configuration_counts_as_stalled_at_four_times_the_steps_the_sweep_exp
 ) -> None:
     found = stalled_after(seen, batch, 5, 0.5)
     assert found == (None if after is None else pytest.approx(after))
+
+
+@pytest.mark.parametrize(
+    ("step", "cut", "heard"),
+    [
+        # stalled: one warm-up (the cut passed), then three timed steps; after each, the fewest still to come
+        (5.0, 0.7, [(5.0, 3), (5.0, 2), (5.0, 1), (5.0, 0)]),
+        # measure() alone: both warm-ups, then its five timed steps
+        (5.0, None, [(5.0, 6), (5.0, 5), (5.0, 4), (5.0, 3), (5.0, 2), (5.0, 1), (5.0, 0)]),
+        # steps within the cut: every warm-up and the minimum count, at least min_seconds of them
+        (0.125, 0.7, [(0.125, 6), (0.125, 5), (0.125, 4), (0.125, 3), (0.125, 2), (0.125, 1), (0.125, 0)]),
+        # steps too short for min_seconds: the seconds decide (0.5 s of 0.05 s steps)
+        (0.05, 0.7, [(0.05, 11), (0.05, 10)]),
+    ],
+)
+def test_each_step_says_how_many_the_timing_still_needs_at_least(
+    step: float, cut: float | None, heard: list[tuple[float, int]]
+) -> None:
+    """A sweep's remaining time follows a slow configuration by what its steps say: each step's seconds
+    and the fewest steps still to come were each as long (warm-up ones included)."""
+    timer = SyntheticTimer(lambda: step)
+    said: list[tuple[float, int]] = []
+    time_steps(
+        timer.step,
+        (),
+        CPU,
+        min_iterations=5,
+        min_seconds=0.5,
+        warmup=2,
+        max_seconds=0.7 if cut is not None else None,
+        clock=timer,
+        cut_after_s=cut,
+        on_step=lambda seconds, left: said.append((seconds, left)),
+    )
+    assert said[: len(heard)] == [pytest.approx(h) for h in heard]
+    assert said[-1][1] == 0 and len(said) == timer.steps  # the last one says it was the last

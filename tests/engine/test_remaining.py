@@ -63,6 +63,10 @@ ON_PLAN = [Mark(3.0, 0, 4), Mark(5.0, 1, 4), Mark(7.0, 2, 4), Mark(9.0, 3, 4)]  
             10.0,
             "progress",
         ),
+        # the last step stalled 7 s into its planned 2: without a word only the finish is left; with the
+        # step's own (20 s more, said 2 s ago) those 18 s too
+        ([*ON_PLAN[:3], Mark(9.0, 3, 4)], 16.0, 1.0, "progress"),
+        ([*ON_PLAN[:3], Mark(9.0, 3, 4, step_left_s=20.0, step_left_at_s=14.0)], 16.0, 19.0, "progress"),
         # nothing past the limit
         ([Mark(3.0, 0, 4)], 57.0, 3.0, "limit"),
     ],
