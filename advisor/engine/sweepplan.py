@@ -148,9 +148,9 @@ def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks:
       the reliable ones (calibration.findings.configs_to_recheck), often the largest batch.
 
     `stored`: the job's plan as sweep_to_json stored it; a plan without its sweep, or nothing measured yet,
-    stands. Where the sweep stops (its plateau, its budget) stays the plan's: planning that again from the
-    measured throughput was tried and left out, as a CNN's small batches are timed too noisily to say
-    (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
+    stands. Where the sweep stops stays the plan's until a measured batch size decides it (_rebased):
+    predicting a plateau from the measured throughput's trend was tried and left out, as a CNN's small
+    batches are timed too noisily to say (bench/results/queue_amd-epyc-2c_forecast-measured/)."""
     measured = measured[: max(0, math.floor(marks[-1].done))] if marks else []
     sweep = sweep_from_json(stored)
     if sweep is None or not measured:
@@ -159,14 +159,22 @@ def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks:
     plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
     if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
         return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
-    return _rebased(plan, measured, sweep.threads)
+    return _rebased(plan, measured, sweep.threads, stop_on_plateau=sweep.stop_on_plateau)
 
 
-def _rebased(plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int]) -> WorkPlan:
+def _rebased(
+    plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int], *, stop_on_plateau: bool = True
+) -> WorkPlan:
     """with_measured's steps: what the doubling sweep measured, then what it will still measure. From its
     first whole batch size on, of the plan's batch sizes: the one under way at every thread count the sweep
     still times (`threads`, in its order), the later ones at those the plan foresaw there too, or that the
-    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own."""
+    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own.
+
+    Once a batch size is measured in full the sweep has decided what follows, by `after_batch` on its
+    rates: a plateau reached ends it. One doubling short of a plateau the plan's later batch sizes are not
+    counted past the next: the plan foresaw a gain at every doubling it kept, and the measured rates have
+    just shown none (held-out quiet runs: 2-5 more samples of 250 within ±25%,
+    bench/results/queue_amd-epyc-2c_forecast-tail/)."""
     planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
     done = [(b, t) for b, t, _, _ in measured]
     current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
@@ -175,13 +183,20 @@ def _rebased(plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int]) 
     if whole:
         active, best, flat = set(threads), 0.0, 0
         keep: frozenset[int] = frozenset()
-        for batch in whole:
+        sizes = sorted({b for b in plan.batches if b >= current})
+        for batch in [*whole, current]:
+            if batch == current and any((current, t) not in done for t in active):
+                break  # under way: what follows it is not decided yet
             rows = [m for m in measured if m[0] == batch]
             rates = {t: b / max(s, 1e-12) for b, t, s, _ in rows}
             keep = frozenset(t for _, t, _, unreliable in rows if unreliable)
             kept, best, flat = after_batch(rates, best, flat, keep)
             active = set(kept)
-        sizes = sorted({b for b in plan.batches if b >= current})
+            if batch == current:
+                sizes = [b for b in sizes if b > current]
+                if stop_on_plateau and flat >= PLATEAU_DOUBLINGS - 1:
+                    sizes = sizes[: max(0, PLATEAU_DOUBLINGS - flat)]  # at a plateau: none; one short: one
+                current = sizes[0] if sizes else current
         ahead = [
             (b, t)
             for b in sizes

@@ -237,6 +237,33 @@ def test_the_plan_follows_the_configurations_the_sweep_ran_and_drops_the_thread_
     assert len(kept.steps) == len(plan.steps)
 
 
+ONE_TO_1024 = SweepPlan((), (1,), 32, 1024, 5, 0.5, 2, budget_s=100.0, limit_s=120.0)
+
+
+@pytest.mark.parametrize(
+    ("per_batch", "batches"),
+    [
+        # each doubling gained 41%: the plan's batch sizes stand
+        ([0.001, 0.0014, 0.002], (32, 64, 128, 256, 512, 1024)),
+        # 128 gained nothing over 64 (one doubling short of a plateau): the next one only
+        ([0.001, 0.0014, 0.0028], (32, 64, 128, 256)),
+        # 64 and 128 gained nothing: a plateau, the sweep has stopped
+        ([0.001, 0.002, 0.004], (32, 64, 128)),
+    ],
+)
+def test_a_batch_size_measured_in_full_decides_what_the_sweep_still_times(
+    per_batch: list[float], batches: tuple[int, ...]
+) -> None:
+    """The plan foresaw a gain at every doubling (no plateau up to 1,024); the sweep decides by the rates it
+    measured (after_batch, two doublings under 5% stop it), and the plan follows once a batch size is
+    measured in full."""
+    plan = sweep_work(ONE_TO_1024, _gaining)
+    assert plan.batches == (32, 64, 128, 256, 512, 1024)
+    measured: list[Timed] = [(32 * 2**i, 1, s, False) for i, s in enumerate(per_batch)]
+    again = with_measured(plan, sweep_to_json(ONE_TO_1024), measured, [Mark(1.0, 3, 6)])
+    assert again.batches == batches
+
+
 def test_a_thread_count_the_plan_dropped_and_a_busy_sweep_keeps_is_counted() -> None:
     """The profile has 2 threads twice as slow, so the plan drops them after batch 32; on a busy box every
     configuration is unreliable, so the sweep keeps timing them (calibration.child's `doubtful`)."""
