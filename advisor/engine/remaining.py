@@ -8,7 +8,9 @@ steps changed). `remaining()` paces the steps still to come by what the finished
 plan, so a machine slower or faster than the estimates (or a stopping rule that times a configuration for
 longer or shorter than planned) is learned from the job's own progress as it comes, not assumed: the pace is
 the median of each finished stretch's taken / planned seconds, the prior's one vote among them, so one
-stalled configuration does not set the pace of the rest.
+stalled configuration does not set the pace of the rest. A step that is slow says how long it still needs
+(a Mark's `step_left_s`, from its own steps so far): the step under way is counted by that word, not taken
+as done once its plan ran out.
 
 No Django, no torch: the web pages, the API, the fleet page and bench queue call the same functions.
 """
