@@ -32,8 +32,8 @@ TIMING_SHARE = 0.6
 # its batch sizes within a factor of two (bench/results/queue_amd-epyc-2c_forecast-loaded/).
 STALL_FACTOR = 4.0
 # A configuration whose steps take this long says, after each (at most every TICK_EVERY_S), how long it
-# still needs, so that the remaining time follows a stalled one instead of counting it done when its plan
-# ran out (one took 35 s of 5 s steps beside two busy processes: bench/results/queue_*_forecast-loaded/).
+# still needs (_Word), so that the remaining time follows a stalled one instead of counting it done when
+# its plan ran out (one took 35 s of 5 s steps beside two busy processes: queue_*_forecast-loaded/).
 TICK_MIN_S, TICK_EVERY_S = 0.25, 0.5
 
 
@@ -149,6 +149,8 @@ class _Sweep:
         self.took: dict[int, tuple[int, float]] = {}
         # threads -> (batch, seconds per batch) of that thread count's latest timed configuration; None: any
         self.per_batch: dict[int | None, tuple[int, float]] = {}
+        # threads -> seconds after the timing of that thread count's latest configuration (_Word); None: any
+        self.after: dict[int | None, float] = {}
         self.last_ok_batch: int | None = None
 
     def out_of_time(self, batch: int, threads: int) -> bool:
@@ -187,21 +189,7 @@ class _Sweep:
         max_seconds = self.max_seconds()
         seen = self.per_batch.get(threads) or self.per_batch.get(None)
         cut = stalled_after(seen, batch, int(p["min_iterations"]), max_seconds)
-        said, steps = [self.clock()], []
-
-        def tick(seconds: float, left: int) -> None:
-            steps.append(seconds)
-            now = self.clock()
-            if seconds < TICK_MIN_S or now - said[0] < TICK_EVERY_S:
-                return
-            said[0] = now
-            # its steps still to come at its median step so far (one slow step among fast ones is not the
-            # rest's length). Not its gathers: the stall cut bounds them, and as an estimate that bound
-            # said 17-22 s where 0.5-1.8 s were left (bench/results/queue_amd-epyc-2c_forecast-tail/)
-            ahead = left * statistics.median(steps)
-            progress = {"type": "progress", "done": self.done, "total": self.total, "step": step}
-            self.events.put({**progress, "threads": threads, "step_left_s": ahead, "pid": os.getpid()})
-
+        word = _Word(self, threads, step)
         result = self.measure(
             p["candidate"],
             device=p["device"],
@@ -213,13 +201,14 @@ class _Sweep:
             memory_limit_bytes=p.get("memory_limit_bytes"),
             max_seconds=max_seconds,
             cut_after_s=cut,
-            on_step=tick,
+            on_step=word,
         )
         if result["status"] == "ok":
             self._add_gathering(result, batch, threads, cut)
             seconds = float(result["seconds_per_batch"] or 0.0)
             if seconds > 0:
                 self.per_batch[threads] = self.per_batch[None] = (batch, seconds)
+        word.close()
         self.last_duration, self.last_batch = time.monotonic() - t0, batch
         self.took[threads] = (batch, self.last_duration)
         self.done += 1
@@ -254,6 +243,38 @@ class _Sweep:
 
     def finish(self, stop_reason: str) -> None:
         self.events.put({"type": "done", "stop_reason": stop_reason, "done": self.done, "total": self.total})
+
+
+class _Word:
+    """What a configuration says, after each of its steps (measure's on_step) from TICK_MIN_S on and at most
+    every TICK_EVERY_S, of the time it still needs: its fewest steps still to come at its median step so
+    far (one slow step among fast ones is not the rest's length), then what followed the timing in the
+    sweep's latest configuration at that thread count (the tracked step's own cost past a step, the
+    gathers: under load 0.1-1.9 s that a word of steps alone left out; the stall cut that bounds the
+    gathers said 17-22 s where 0.5-1.8 s were left, bench/results/queue_amd-epyc-2c_forecast-tail/)."""
+
+    def __init__(self, sweep: _Sweep, threads: int, step: str) -> None:
+        self.sweep, self.threads, self.step = sweep, threads, step
+        self.after = sweep.after.get(threads, sweep.after.get(None, 0.0))
+        self.steps: list[float] = []
+        self.said = self.ended = sweep.clock()
+
+    def __call__(self, seconds: float, left: int) -> None:
+        self.steps.append(seconds)
+        now = self.ended = self.sweep.clock()
+        if seconds < TICK_MIN_S or now - self.said < TICK_EVERY_S:
+            return
+        self.said = now
+        s = self.sweep
+        ahead = left * statistics.median(self.steps) + self.after
+        progress = {"type": "progress", "done": s.done, "total": s.total, "step": self.step}
+        s.events.put({**progress, "threads": self.threads, "step_left_s": ahead, "pid": os.getpid()})
+
+    def close(self) -> None:
+        """The configuration ended: what followed its timing, less the tracked step its word counted."""
+        if self.steps:
+            after = max(0.0, self.sweep.clock() - self.ended - statistics.median(self.steps))
+            self.sweep.after[self.threads] = self.sweep.after[None] = after
 
 
 def run_sweep(payload: ChildPayload, events: EventSink) -> None:

@@ -87,28 +87,41 @@ def test_each_configuration_may_time_its_share_of_the_budget_left() -> None:
 def test_a_slow_configuration_says_after_its_steps_how_long_it_still_needs() -> None:
     """measure() tells the sweep of each step (on_step: its seconds, the fewest steps still to come); from
     steps of 0.25 s on, at most every half second, the child says how long the configuration still needs:
-    those steps at its median step so far. The clock is the test's; the measurement is scripted (measure's
-    own word is tested in test_stopping_rule.py)."""
+    those steps at its median step so far, then what followed the timing in the latest configuration at
+    that thread count. The clock is the test's; the measurement is scripted (measure's own word is tested in
+    test_stopping_rule.py)."""
     from advisor.calibration.child import _Sweep
 
-    payload = child_payload(JobPlan(C.ffn(), batch_sizes=[4], threads=[2]))
+    payload = child_payload(JobPlan(C.ffn(), batch_sizes=[4, 8], threads=[2]))
     now = [0.0]
     sink = Sink()
-    sweep = _Sweep(payload, sink, total=1, clock=lambda: now[0])
+    sweep = _Sweep(payload, sink, total=2, clock=lambda: now[0])
     sweep.per_batch[None] = (4, 0.001)  # an earlier configuration's 1 ms steps: this one is cut as stalled
-    steps = [(5.0, 4), (0.1, 3), (5.2, 2), (0.3, 1), (4.9, 1)]  # a stalled one's warm-up, then timed steps
 
-    def measure(candidate: Any, **kwargs: Any) -> dict[str, Any]:
-        for seconds, left in steps:
-            now[0] += seconds
-            kwargs["on_step"](seconds, left)
-        return {"status": "error"}
+    def scripted(steps: list[tuple[float, int]], after: float) -> Any:
+        def measure(candidate: Any, **kwargs: Any) -> dict[str, Any]:
+            for seconds, left in steps:
+                now[0] += seconds
+                kwargs["on_step"](seconds, left)
+            now[0] += after  # the tracked step, then the rest
+            return {"status": "error"}
 
-    sweep.measure = measure  # type: ignore[assignment]
+        return measure
+
+    # a stalled one's warm-up, then its timed steps; 7 s after its last (a 4.9 s tracked step, 2.1 s more)
+    sweep.measure = scripted([(5.0, 4), (0.1, 3), (5.2, 2), (0.3, 1), (4.9, 1)], 7.0)  # type: ignore[assignment]
     sweep.run(4, 2)
-    words = [(e["threads"], e["step_left_s"]) for e in sink if "step_left_s" in e]
+    sweep.measure = scripted([(4.0, 3)], 0.0)  # type: ignore[assignment]
+    sweep.run(8, 2)
+    words = [(e["done"], e["step_left_s"]) for e in sink if "step_left_s" in e]
     # 5.0 s: 4 x 5.0; 0.1 s: too short to speak; 5.2 s: 2 x median(5.0, 0.1, 5.2); 0.3 s: within half a
-    # second of the last word; 4.9 s: 1 x median(5.0, 0.1, 5.2, 0.3, 4.9). The stall cut, a bound on the
-    # gathers after the timing, is not added: as an estimate it said 17-22 s where 0.5-1.8 s were left
-    assert words == [(2, pytest.approx(20.0)), (2, pytest.approx(10.0)), (2, pytest.approx(4.9))]
-    assert all(e["done"] == 0 and e["total"] == 1 for e in sink if e["type"] == "progress")
+    # second of the last word; 4.9 s: 1 x median(5.0, 0.1, 5.2, 0.3, 4.9). Not the stall cut, a bound on
+    # the gathers (as an estimate it said 17-22 s where 0.5-1.8 s were left). The next configuration: 3 x
+    # 4.0, then the 2.1 s that followed the first one's timing past its tracked step
+    assert words == [
+        (0, pytest.approx(20.0)),
+        (0, pytest.approx(10.0)),
+        (0, pytest.approx(4.9)),
+        (1, pytest.approx(14.1)),
+    ]
+    assert all(e["threads"] == 2 for e in sink if "step_left_s" in e)
