@@ -14,7 +14,7 @@ import statistics
 import time
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar
 
 from advisor.calibration.allocator import current_allocator
 from advisor.calibration.parent_death import die_with_parent
@@ -35,6 +35,8 @@ STALL_FACTOR = 4.0
 # still needs (_Word), so that the remaining time follows a stalled one instead of counting it done when
 # its plan ran out (one took 35 s of 5 s steps beside two busy processes: queue_*_forecast-loaded/).
 TICK_MIN_S, TICK_EVERY_S = 0.25, 0.5
+
+T = TypeVar("T")
 
 
 if TYPE_CHECKING:
@@ -122,6 +124,11 @@ def stalled_after(
     return max(max_seconds, STALL_FACTOR * min_iterations * expected)
 
 
+def _latest(book: dict[int | None, T], threads: int) -> T | None:
+    """A thread count's latest figure in one of _Sweep's books, else the latest of any thread count."""
+    return book.get(threads, book.get(None))
+
+
 class _Sweep:
     """Measures configurations one by one, sends each result at once, keeps the bookkeeping for stopping."""
 
@@ -144,21 +151,21 @@ class _Sweep:
         self.allocator = current_allocator()
         self.done = int(payload.get("progress_base", 0))
         self.total = self.done + total
-        self.last_duration, self.last_batch = 0.0, 0
-        # threads -> (batch, seconds) of that thread count's latest configuration
-        self.took: dict[int, tuple[int, float]] = {}
-        # threads -> (batch, seconds per batch) of that thread count's latest timed configuration; None: any
+        # each thread count's latest figures, and under None the latest of any (read by _latest): the
+        # batch and seconds of its latest configuration, the batch and seconds per batch of its latest timed
+        # one, the seconds after the timing of its latest one (_Word)
+        self.took: dict[int | None, tuple[int, float]] = {}
         self.per_batch: dict[int | None, tuple[int, float]] = {}
-        # threads -> seconds after the timing of that thread count's latest configuration (_Word); None: any
         self.after: dict[int | None, float] = {}
         self.last_ok_batch: int | None = None
 
     def out_of_time(self, batch: int, threads: int) -> bool:
         """Would the next configuration overrun the soft budget? Estimated from this thread count's latest
         configuration (else the latest of any), scaled by the batch size."""
-        if not self.last_batch:
+        last = _latest(self.took, threads)
+        if last is None:
             return False
-        last_batch, last_seconds = self.took.get(threads, (self.last_batch, self.last_duration))
+        last_batch, last_seconds = last
         estimate = last_seconds * batch / last_batch
         return self.clock() - self.started + estimate > float(self.payload["budget_s"])
 
@@ -187,7 +194,7 @@ class _Sweep:
         t0 = time.monotonic()
         p = self.payload
         max_seconds = self.max_seconds()
-        seen = self.per_batch.get(threads) or self.per_batch.get(None)
+        seen = _latest(self.per_batch, threads)
         cut = stalled_after(seen, batch, int(p["min_iterations"]), max_seconds)
         word = _Word(self, threads, step)
         result = self.measure(
@@ -209,8 +216,7 @@ class _Sweep:
             if seconds > 0:
                 self.per_batch[threads] = self.per_batch[None] = (batch, seconds)
         word.close()
-        self.last_duration, self.last_batch = time.monotonic() - t0, batch
-        self.took[threads] = (batch, self.last_duration)
+        self.took[threads] = self.took[None] = (batch, time.monotonic() - t0)
         self.done += 1
         if result["status"] == "oom" and self.last_ok_batch is not None:
             result["message"] += f"; {self.last_ok_batch} does"
@@ -255,7 +261,7 @@ class _Word:
 
     def __init__(self, sweep: _Sweep, threads: int, step: str) -> None:
         self.sweep, self.threads, self.step = sweep, threads, step
-        self.after = sweep.after.get(threads, sweep.after.get(None, 0.0))
+        self.after = _latest(sweep.after, threads) or 0.0
         self.steps: list[float] = []
         self.said = self.ended = sweep.clock()
 
