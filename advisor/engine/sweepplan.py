@@ -32,11 +32,17 @@ class SweepPlan:
     stop_on_plateau: bool = True
 
 
-# Measured on this machine's default calibrations (bench/results/queue_*, `bench queue --forecast`): per
-# configuration, building the step and its batch, gathering batches from the data set and one tracked step
-# for the live-tensor peak; and from the last configuration's end to the job's (the summary, the results
-# stored): 2-4 ms median, 20 ms at most, over 200 jobs on two hosts (queue_amd-epyc-2c_forecast-tail/).
-CONFIG_OVERHEAD_S = 0.15
+# A configuration's duration at its measured seconds per batch p, fitted to 817 configurations of the quiet
+# `bench queue --forecast` runs on one host (bench/results/queue_amd-epyc-2c_forecast-steps/): building the
+# step and its batch, 40 ms; then warm-up and the tracked step; then timed steps until the stopping rule's
+# interval check passes (measure.StoppingRule), which is seldom at the minimums: the 90% interval of five
+# steps is their whole range, rarely within ±5%, and the next check comes at seven; past min_seconds the
+# check that passes comes a quarter later, about five steps more. The form before (150 ms, the minimums
+# exactly) put a fast configuration 20% long and one of 50 ms a step or more 25-40% short.
+CONFIG_OVERHEAD_S = 0.04
+FEWEST_TIMED, STEPS_PAST_SECONDS = 7, 5
+# From the last configuration's end to the job's (the summary, the results stored): 2-4 ms median, 20 ms
+# at most, over 200 jobs on two hosts (queue_amd-epyc-2c_forecast-tail/).
 FINISH_S = 0.02
 # a doubling adding less than 5% examples/s counts towards a plateau, two in a row stop the sweep; thread
 # counts this much slower than the best are not timed at the next batch size
@@ -56,8 +62,9 @@ def after_batch(
 
 
 def configuration_seconds(per_batch: float, sweep: SweepPlan) -> float:
-    """One configuration: warm-up and one tracked step, then timed steps until both minimums are met."""
-    timed = max(sweep.min_iterations * per_batch, sweep.min_seconds + per_batch)
+    """One configuration: warm-up and one tracked step, then timed steps until the stopping rule is met."""
+    fewest = max(sweep.min_iterations, FEWEST_TIMED)
+    timed = max(fewest * per_batch, sweep.min_seconds + STEPS_PAST_SECONDS * per_batch)
     return CONFIG_OVERHEAD_S + (sweep.warmup + 1) * per_batch + timed
 
 
@@ -159,31 +166,37 @@ def with_measured(plan: WorkPlan, stored: Any, measured: Sequence[Timed], marks:
     plan = replace(plan, restart_step_s=configuration_seconds(fastest[2], sweep))
     if sweep.batch_sizes or len(plan.batches) != len(plan.steps) or len(plan.threads) != len(plan.steps):
         return plan  # explicit batch sizes are measured in full; a plan stored without its configurations
-    return _rebased(plan, measured, sweep.threads, stop_on_plateau=sweep.stop_on_plateau)
+    return _rebased(plan, measured, sweep)
 
 
-def _rebased(
-    plan: WorkPlan, measured: Sequence[Timed], threads: Sequence[int], *, stop_on_plateau: bool = True
-) -> WorkPlan:
+def _rebased(plan: WorkPlan, measured: Sequence[Timed], sweep: SweepPlan) -> WorkPlan:
     """with_measured's steps: what the doubling sweep measured, then what it will still measure. From its
     first whole batch size on, of the plan's batch sizes: the one under way at every thread count the sweep
-    still times (`threads`, in its order), the later ones at those the plan foresaw there too, or that the
-    sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own.
+    still times (`sweep.threads`, in its order), the later ones at those the plan foresaw there too, or that
+    the sweep keeps for being measured unreliably (on a busy box, every one); before, the plan's own.
 
     Once a batch size is measured in full the sweep has decided what follows, by `after_batch` on its
-    rates: a plateau reached ends it. One doubling short of a plateau the plan's later batch sizes are not
-    counted past the next: the plan foresaw a gain at every doubling it kept, and the measured rates have
-    just shown none (ETA samples within ±25%: +37 of 1,947 in the runs it was shaped on, +13 of 1,581 in
-    five held-out runs: bench/results/queue_amd-epyc-2c_forecast-tail/)."""
+    rates, and the plan's later batch sizes give way to it both ways:
+    - a plateau reached ends it; one doubling short of a plateau the plan's later batch sizes are not
+      counted past the next: the plan foresaw a gain at every doubling it kept, and the measured rates have
+      just shown none (ETA samples within ±25%: +37 of 1,947 in the runs it was shaped on, +13 of 1,581 in
+      five held-out runs: bench/results/queue_amd-epyc-2c_forecast-tail/);
+    - a gain the plan did not foresee means the sweep doubles at least until a plateau could stop it
+      (PLATEAU_DOUBLINGS without a gain) or it reaches its largest batch: where the plan ended sooner,
+      those doublings are counted too, each priced from the latest measured seconds per batch at its thread
+      count, scaled by the batch size (the plan has no estimate for them)."""
     planned = dict(zip(zip(plan.batches, plan.threads, strict=True), plan.steps, strict=True))
+    threads = sweep.threads
     done = [(b, t) for b, t, _, _ in measured]
     current = done[-1][0]  # the batch size under way: its configurations may not all be measured yet
     whole = sorted({b for b, _ in done if b < current})
     ahead = [c for c in planned if c not in done]
+    beyond: dict[tuple[int, int], float] = {}  # configurations past the plan: their seconds
     if whole:
         active, best, flat = set(threads), 0.0, 0
         keep: frozenset[int] = frozenset()
         sizes = sorted({b for b in plan.batches if b >= current})
+        extra: list[int] = []
         for batch in [*whole, current]:
             if batch == current and any((current, t) not in done for t in active):
                 break  # under way: what follows it is not decided yet
@@ -194,21 +207,32 @@ def _rebased(
             active = set(kept)
             if batch == current:
                 sizes = [b for b in sizes if b > current]
-                if stop_on_plateau and flat >= PLATEAU_DOUBLINGS - 1:
-                    sizes = sizes[: max(0, PLATEAU_DOUBLINGS - flat)]  # at a plateau: none; one short: one
+                need = PLATEAU_DOUBLINGS - flat if sweep.stop_on_plateau else math.inf
+                if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS - 1:
+                    sizes = sizes[: max(0, need)]  # at a plateau: none; one short: one
+                while len(sizes) < need and (sizes[-1] if sizes else current) * 2 <= sweep.max_batch_size:
+                    extra.append((sizes[-1] if sizes else current) * 2)
+                    sizes.append(extra[-1])
                 current = sizes[0] if sizes else current
         ahead = [
             (b, t)
             for b in sizes
             for t in threads
-            if t in active and (b, t) not in done and (b == current or (b, t) in planned or t in keep)
+            if t in active
+            and (b, t) not in done
+            and (b == current or (b, t) in planned or t in keep or b in extra)
         ]
+        latest = {t: (b, s) for b, t, s, _ in measured}
+        for b, t in ahead:
+            if b in extra and (b, t) not in planned:
+                at, seconds = latest.get(t, (measured[-1][0], measured[-1][2]))
+                beyond[b, t] = configuration_seconds(seconds * b / at, sweep)
     # a configuration the plan dropped and the sweep did not: as the plan's other ones at that batch size
     at_batch = {b: s for (b, _), s in planned.items()}
     configs = [*done, *ahead]
     return replace(
         plan,
-        steps=tuple(planned.get(c, at_batch.get(c[0], plan.typical_s)) for c in configs),
+        steps=tuple(planned.get(c, beyond.get(c, at_batch.get(c[0], plan.typical_s))) for c in configs),
         threads=tuple(t for _, t in configs),
         batches=tuple(b for b, _ in configs),
     )

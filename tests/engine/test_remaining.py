@@ -3,6 +3,8 @@ row; the clock is the `elapsed_s` each row passes in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from advisor.engine.fairshare import Waiting, fair_order, forecast
@@ -262,6 +264,34 @@ def test_a_batch_size_measured_in_full_decides_what_the_sweep_still_times(
     measured: list[Timed] = [(32 * 2**i, 1, s, False) for i, s in enumerate(per_batch)]
     again = with_measured(plan, sweep_to_json(ONE_TO_1024), measured, [Mark(1.0, 3, 6)])
     assert again.batches == batches
+
+
+@pytest.mark.parametrize(
+    ("sweep", "batches"),
+    [
+        # 64 and 128 gained 40% each: two doublings more, as a plateau needs
+        (ONE_TO_1024, (32, 64, 128, 256, 512)),
+        # ... up to the sweep's largest batch
+        (ONE, (32, 64, 128, 256, 512)),
+        (replace(ONE, max_batch_size=256), (32, 64, 128, 256)),
+        # a sweep that does not stop at a plateau goes on to its largest batch
+        (replace(ONE_TO_1024, stop_on_plateau=False), (32, 64, 128, 256, 512, 1024)),
+    ],
+)
+def test_a_gain_the_plan_did_not_foresee_counts_the_doublings_the_sweep_still_runs(
+    sweep: SweepPlan, batches: tuple[int, ...]
+) -> None:
+    """The plan foresaw a plateau from batch 32 (throughput flat) and ends at 128; the sweep measured a gain
+    at each doubling, so it will double until two in a row gain nothing: those are counted, each priced
+    from the latest measured seconds per batch scaled by its batch size."""
+    plan = sweep_work(replace(sweep, stop_on_plateau=True), lambda batch, threads: 0.001 * batch / 32)
+    assert plan.batches == (32, 64, 128)
+    measured: list[Timed] = [(32, 1, 0.001, False), (64, 1, 0.0014, False), (128, 1, 0.002, False)]
+    again = with_measured(plan, sweep_to_json(sweep), measured, [Mark(1.0, 3, 6)])
+    assert again.batches == batches
+    assert again.steps[:3] == plan.steps  # what ran, at its planned seconds (the marks pace them)
+    past = [configuration_seconds(0.002 * b / 128, sweep) for b in batches[3:]]
+    assert again.steps[3:] == pytest.approx(past)
 
 
 def test_a_thread_count_the_plan_dropped_and_a_busy_sweep_keeps_is_counted() -> None:
