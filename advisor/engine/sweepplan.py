@@ -209,7 +209,7 @@ def _rebased(plan: WorkPlan, measured: Sequence[Timed], sweep: SweepPlan) -> Wor
                 sizes = [b for b in sizes if b > current]
                 need = PLATEAU_DOUBLINGS - flat if sweep.stop_on_plateau else math.inf
                 if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS - 1:
-                    sizes = sizes[: max(0, need)]  # at a plateau: none; one short: one
+                    sizes = sizes[: max(0, PLATEAU_DOUBLINGS - flat)]  # at a plateau: none; one short: one
                 while len(sizes) < need and (sizes[-1] if sizes else current) * 2 <= sweep.max_batch_size:
                     extra.append((sizes[-1] if sizes else current) * 2)
                     sizes.append(extra[-1])
