@@ -32,13 +32,14 @@ class SweepPlan:
     stop_on_plateau: bool = True
 
 
-# A configuration's duration at its measured seconds per batch p, fitted to 817 configurations of the quiet
-# `bench queue --forecast` runs on one host (bench/results/queue_amd-epyc-2c_forecast-steps/): building the
-# step and its batch, 40 ms; then warm-up and the tracked step; then timed steps until the stopping rule's
-# interval check passes (measure.StoppingRule), which is seldom at the minimums: the 90% interval of five
-# steps is their whole range, rarely within ±5%, and the next check comes at seven; past min_seconds the
-# check that passes comes a quarter later, about five steps more. The form before (150 ms, the minimums
-# exactly) put a fast configuration 20% long and one of 50 ms a step or more 25-40% short.
+# A configuration's duration at its measured seconds per batch p, fitted to 817 configurations of one host's
+# quiet `bench queue --forecast` runs and judged on two other hosts' runs
+# (bench/results/queue_intel-xeon-2c_forecast-steps/): building the step and its batch, 40 ms; then warm-up
+# and the tracked step; then timed steps until the stopping rule's interval check passes
+# (measure.StoppingRule), which is seldom at the minimums: the 90% interval of five steps is their whole
+# range, rarely within ±5%, and the next check comes at seven; past min_seconds the check that passes comes
+# a quarter later, about five steps more. The form before (150 ms, the minimums exactly) put a fast
+# configuration 20% long and one of 50 ms a step or more 25-40% short.
 CONFIG_OVERHEAD_S = 0.04
 FEWEST_TIMED, STEPS_PAST_SECONDS = 7, 5
 # From the last configuration's end to the job's (the summary, the results stored): 2-4 ms median, 20 ms
