@@ -38,6 +38,7 @@ class Left(TypedDict):
     remaining_seconds: float
     expected_finish: datetime
     basis: str
+    interval: list[float]  # the 90% range of the time that will actually remain, [low, high] seconds
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,7 @@ class Forecaster:
             "remaining_seconds": round(left.seconds, 1),
             "expected_finish": self.now + timedelta(seconds=left.seconds),
             "basis": left.basis,
+            "interval": [round(left.low, 1), round(left.high, 1)],
         }
 
 

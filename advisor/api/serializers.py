@@ -51,6 +51,12 @@ class RemainingSerializer(serializers.Serializer[Left]):
         choices=["plan", "progress", "limit"],
         help_text="plan: no step finished yet; progress: paced by the finished steps; limit: its time limit",
     )
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        help_text="(added) [low, high] seconds: the 90% range of the time that will actually remain",
+    )
 
 
 _FORECASTERS: WeakKeyDictionary[Any, Forecaster] = WeakKeyDictionary()

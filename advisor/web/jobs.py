@@ -6,7 +6,7 @@ from typing import Any, TypedDict
 
 from advisor import engine
 from advisor.contract import Candidate, Estimate
-from advisor.engine.units import duration, flops_rate, nbytes, percent, quantity
+from advisor.engine.units import duration, flops_rate, interval_text, nbytes, percent, quantity
 from advisor.models import CalibrationJob, DeviceJob
 from advisor.queueing import Forecaster, Place
 from advisor.web.charts import calibration_charts
@@ -131,10 +131,12 @@ def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> Eta:
     if left is None:
         return {**empty, "elapsed": elapsed}
     seconds = float(left["remaining_seconds"])
+    low, high = left["interval"]
     if left["basis"] == "limit":
         text = f"at most {duration(seconds)} left (time limit); {duration(elapsed)} so far"
     else:
-        text = f"about {duration(seconds)} left ({duration(elapsed)} so far)"
+        span = interval_text(low, high)
+        text = f"about {duration(seconds)} left (90%: {span}; {duration(elapsed)} so far)"
     return {**empty, "elapsed": elapsed, "remaining": seconds, "text": text}
 
 

@@ -14,7 +14,9 @@ from rest_framework.test import APIClient
 
 from advisor import dispatch, fleet, forecasts, queueing, services, spread
 from advisor.engine.remaining import marks_from_json
+from advisor.engine.units import interval_text
 from advisor.models import CalibrationJob, Device, Recommendation
+from advisor.web.jobs import eta
 from tests.api.conftest import client_for
 from tests.api.test_it_serves_calibrations import URL, _messages_for
 
@@ -180,6 +182,11 @@ def test_a_queued_job_shows_its_place_and_expected_start(
     assert running["queue"] is None
     assert running["remaining"]["remaining_seconds"] == their_place["starts_in_seconds"]
     assert running["remaining"]["basis"] == "plan"
+    # with its 90% range (engine.remaining.ETA_RATIOS), which the page writes beside it
+    low, high = running["remaining"]["interval"]
+    assert 0 < low < running["remaining"]["remaining_seconds"] < high
+    page = eta("calibration", CalibrationJob.objects.get(pk=first["id"]))
+    assert f"(90%: {interval_text(low, high)};" in page["text"], page["text"]
     assert other.get(f"{URL}{theirs['id']}/").json()["queue"]["ahead"] == 1
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from advisor.engine.fairshare import Waiting, fair_order, forecast
 from advisor.engine.remaining import (
+    ETA_RATIOS,
     Mark,
     WorkPlan,
     device_pace,
@@ -111,6 +112,27 @@ def test_it_counts_a_fraction_of_a_step_for_jobs_that_report_one() -> None:
     # a probe at 40% of its 100 s after 44 s (4 s start-up): on plan
     left = remaining(probe, [Mark(4.0, 0.0, 1), Mark(44.0, 0.4, 1)], 44.0)
     assert left.seconds == pytest.approx(61.0)
+
+
+@pytest.mark.parametrize(
+    ("marks", "elapsed", "basis"),
+    [
+        ([], 0.5, "plan"),  # still starting
+        ([Mark(1.0, 0, 3), Mark(3.0, 1, 3)], 4.0, "progress"),
+        ([Mark(1.0, 0, 3), Mark(3.0, 1, 3)], 58.0, "limit"),  # 2 s of its limit left
+    ],
+)
+def test_each_estimate_carries_its_90_percent_range_by_its_basis_within_the_limit(
+    marks: list[Mark], elapsed: float, basis: str
+) -> None:
+    left = remaining(PLAN, marks, elapsed)
+    assert left.basis == basis
+    if basis == "limit":  # stopped at its limit, or ending before
+        assert left.high == left.seconds == pytest.approx(2.0) and 0 < left.low < left.high
+    else:
+        low, high = ETA_RATIOS[basis]
+        assert (left.low, left.high) == pytest.approx((left.seconds * low, left.seconds * high))
+        assert left.low < left.seconds < left.high
 
 
 def test_its_estimate_falls_steadily_on_a_job_that_runs_as_planned() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from advisor.engine.sweepplan import FINISH_S, SweepPlan, configuration_seconds, sweep_from_json
 
@@ -37,12 +38,11 @@ def per_batch(seconds: float, sweep: SweepPlan, form: Priced) -> float:
     return lo
 
 
-def main(commit: str, path: str) -> None:
+def repriced(run: dict[str, Any], commit: str) -> dict[str, Any]:
+    """`run` (changed in place) with its sweeps' plans as `commit`'s submit would have made them."""
     stored, priced = {"today": (before, configuration_seconds), "6224f46": (configuration_seconds, before)}[
         commit
     ]
-    with open(path) as f:
-        run = json.load(f)
     for job in run["jobs"]:
         plan = job.get("planned")
         sweep = sweep_from_json(plan)
@@ -51,7 +51,12 @@ def main(commit: str, path: str) -> None:
         plan["steps"] = [priced(per_batch(s, sweep, stored), sweep) for s in plan["steps"]]
         plan["finish_s"] = FINISH_S
         plan["restart_startup_s"] = plan["startup_s"]
-    json.dump(run, sys.stdout)
+    return run
+
+
+def main(commit: str, path: str) -> None:
+    with open(path) as f:
+        json.dump(repriced(json.load(f), commit), sys.stdout)
 
 
 if __name__ == "__main__":
