@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from advisor import forecasts
 from advisor.engine.fairshare import Waiting, fair_order, forecast
-from advisor.engine.remaining import Remaining
+from advisor.engine.remaining import Remaining, start_interval
 from advisor.models import CalibrationJob, Device, DeviceJob
 from advisor.probe.models import ProbeJob
 
@@ -29,6 +29,8 @@ class Place(TypedDict):
     ahead: int
     expected_start: datetime | None
     starts_in_seconds: float | None
+    # the 90% range of the wait, [low, high] seconds (engine.remaining.START_RATIOS); None while drained
+    interval: list[float] | None
     draining: bool
 
 
@@ -175,6 +177,9 @@ class Forecaster:
             "ahead": slot.position - 1 + (1 if view.running is not None else 0),
             "expected_start": slot.expected_start,
             "starts_in_seconds": None if slot.starts_in_s is None else round(slot.starts_in_s, 1),
+            "interval": None
+            if slot.starts_in_s is None
+            else [round(s, 1) for s in start_interval(slot.starts_in_s)],
             "draining": job.device.draining,
         }
 

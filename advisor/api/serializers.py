@@ -41,6 +41,13 @@ class PlaceSerializer(serializers.Serializer[Place]):
     ahead = serializers.IntegerField(help_text="jobs before it: the running one and those queued before it")
     expected_start = serializers.DateTimeField(allow_null=True, help_text="null while the device is drained")
     starts_in_seconds = serializers.FloatField(allow_null=True)
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="(added) [low, high] seconds: the 90% range of the wait; null while the device is drained",
+    )
     draining = serializers.BooleanField(help_text="staff drained the device: nothing starts until undrained")
 
 

@@ -147,12 +147,11 @@ def place_text(job: DeviceJob, place: Place) -> str:
     where = f"{ordinal(position)} in line on {job.device_id} ({ahead} job{'' if ahead == 1 else 's'} ahead)"
     if place["draining"]:
         return f"{where}; the device is drained by staff: nothing starts until it is undrained"
-    start = place["starts_in_seconds"]
-    return (
-        f"{where}; expected to start in about {duration(max(1.0, float(start)))}"
-        if start
-        else f"{where}; next"
-    )
+    start, span = place["starts_in_seconds"], place["interval"]
+    if not start:
+        return f"{where}; next"
+    within = f" (90%: {interval_text(*span)})" if span else ""
+    return f"{where}; expected to start in about {duration(max(1.0, float(start)))}{within}"
 
 
 def ordinal(n: int) -> str:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from advisor import dispatch, fleet, forecasts, queueing, services, spread
-from advisor.engine.remaining import marks_from_json
+from advisor.engine.remaining import START_RATIOS, marks_from_json
 from advisor.engine.units import interval_text
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.jobs import eta
@@ -172,6 +172,11 @@ def test_a_queued_job_shows_its_place_and_expected_start(
     assert places[first["id"]]["starts_in_seconds"] == 0
     assert 0 < their_place["starts_in_seconds"] < places[second["id"]]["starts_in_seconds"]
     assert their_place["expected_start"] and not their_place["draining"]
+    # each wait with its 90% range (engine.remaining.START_RATIOS), which the page writes beside it
+    wait = their_place["starts_in_seconds"]
+    assert their_place["interval"] == pytest.approx([wait * r for r in START_RATIOS], abs=0.1)
+    queued = eta("calibration", CalibrationJob.objects.get(pk=theirs["id"]))
+    assert f"(90%: {interval_text(*their_place['interval'])})" in queued["text"], queued["text"]
     assert api.get(f"{URL}{first['id']}/").json()["remaining"] is None
     # running: no place, a remaining time instead. Its start is put a day ahead of the clock, so the time it
     # has run reads 0 however slowly this test goes: all of its plan is left, which the other user's job
