@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from advisor import dispatch, fleet, forecasts, queueing, services, spread
-from advisor.engine.remaining import START_RATIOS, marks_from_json
+from advisor.engine.remaining import ETA_RATIOS, START_RATIOS, marks_from_json
 from advisor.engine.units import interval_text
 from advisor.models import CalibrationJob, Device, Recommendation
 from advisor.web.jobs import eta
@@ -187,9 +187,11 @@ def test_a_queued_job_shows_its_place_and_expected_start(
     assert running["queue"] is None
     assert running["remaining"]["remaining_seconds"] == their_place["starts_in_seconds"]
     assert running["remaining"]["basis"] == "plan"
-    # with its 90% range (engine.remaining.ETA_RATIOS), which the page writes beside it
+    # with its 90% range (engine.remaining.ETA_RATIOS on the plan's seconds, no clock read), which the page
+    # writes beside it
     low, high = running["remaining"]["interval"]
-    assert 0 < low < running["remaining"]["remaining_seconds"] < high
+    planned = running["remaining"]["remaining_seconds"]
+    assert [low, high] == pytest.approx([planned * r for r in ETA_RATIOS["plan"]], abs=0.1)
     page = eta("calibration", CalibrationJob.objects.get(pk=first["id"]))
     assert f"(90%: {interval_text(low, high)};" in page["text"], page["text"]
     assert other.get(f"{URL}{theirs['id']}/").json()["queue"]["ahead"] == 1
