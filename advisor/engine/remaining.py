@@ -190,8 +190,8 @@ class Remaining:
     basis: str  # "plan": no step finished yet; "progress": paced by the finished steps; "limit": the cap
     pace: float  # median of taken / planned over the finished steps and the prior (1.0 until one finished)
     # the 90% range of the time that will actually remain (ETA_RATIOS by basis), within the time limit
-    low: float = 0.0
-    high: float = 0.0
+    low: float
+    high: float
 
 
 def remaining(

@@ -211,9 +211,11 @@ def _rebased(plan: WorkPlan, measured: Sequence[Timed], sweep: SweepPlan) -> Wor
                 need = PLATEAU_DOUBLINGS - flat if sweep.stop_on_plateau else math.inf
                 if sweep.stop_on_plateau and flat >= PLATEAU_DOUBLINGS - 1:
                     sizes = sizes[: max(0, PLATEAU_DOUBLINGS - flat)]  # at a plateau: none; one short: one
-                while len(sizes) < need and (sizes[-1] if sizes else current) * 2 <= sweep.max_batch_size:
-                    extra.append((sizes[-1] if sizes else current) * 2)
-                    sizes.append(extra[-1])
+                last = sizes[-1] if sizes else current
+                while len(sizes) < need and last * 2 <= sweep.max_batch_size:
+                    last *= 2
+                    extra.append(last)
+                    sizes.append(last)
                 current = sizes[0] if sizes else current
         ahead = [
             (b, t)
@@ -225,7 +227,7 @@ def _rebased(plan: WorkPlan, measured: Sequence[Timed], sweep: SweepPlan) -> Wor
         ]
         latest = {t: (b, s) for b, t, s, _ in measured}
         for b, t in ahead:
-            if b in extra and (b, t) not in planned:
+            if b in extra:  # past the plan's largest batch: the plan has no seconds for it
                 at, seconds = latest.get(t, (measured[-1][0], measured[-1][2]))
                 beyond[b, t] = configuration_seconds(seconds * b / at, sweep)
     # a configuration the plan dropped and the sweep did not: as the plan's other ones at that batch size

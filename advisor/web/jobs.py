@@ -131,11 +131,10 @@ def eta(kind: str, job: DeviceJob, forecaster: Forecaster | None = None) -> Eta:
     if left is None:
         return {**empty, "elapsed": elapsed}
     seconds = float(left["remaining_seconds"])
-    low, high = left["interval"]
     if left["basis"] == "limit":
         text = f"at most {duration(seconds)} left (time limit); {duration(elapsed)} so far"
     else:
-        span = interval_text(low, high)
+        span = interval_text(*left["interval"])
         text = f"about {duration(seconds)} left (90%: {span}; {duration(elapsed)} so far)"
     return {**empty, "elapsed": elapsed, "remaining": seconds, "text": text}
 

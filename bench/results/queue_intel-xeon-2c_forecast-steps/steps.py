@@ -12,9 +12,15 @@ from __future__ import annotations
 import glob
 import json
 import math
+import os
 import statistics
+import sys
 from collections.abc import Callable
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from replan import before
 
 from advisor.engine.sweepplan import SweepPlan, configuration_seconds, sweep_from_json
 
@@ -39,10 +45,6 @@ def rows_of(files: list[str]) -> list[Row]:
                 if k + 1 < len(marks) and m[2]:
                     rows.append((m[2], marks[k + 1][0] - marks[k][0], sweep))
     return rows
-
-
-def before(p: float, sweep: SweepPlan) -> float:
-    return 0.15 + (sweep.warmup + 1) * p + max(sweep.min_iterations * p, sweep.min_seconds + p)
 
 
 def form(overhead: float, fewest: int, past: int) -> Callable[[float, SweepPlan], float]:
