@@ -104,7 +104,7 @@ class LayerArgs(TypedDict, total=False):
 
 
 class Layer(TypedDict):
-    kind: str  # a torch.nn class name, or RBM, Reshape, LastStep, Residual, Concat
+    kind: str  # a torch.nn class name, or RBM, Reshape, LastStep, MaxOverTime, Residual, Concat
     args: LayerArgs
 
 

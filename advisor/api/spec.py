@@ -91,8 +91,8 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
 
 class LayerSerializer(serializers.Serializer[contract.Layer]):
     kind = serializers.CharField(
-        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, CausalConv1d, "
-        "Gaussian, Residual, Concat (docs/CANDIDATE.md)"
+        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, MaxOverTime, "
+        "CausalConv1d, Gaussian, Residual, Concat (docs/CANDIDATE.md)"
     )
     args = serializers.DictField(help_text="the constructor's keyword arguments")
 

@@ -1,8 +1,8 @@
 """Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
-the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `CausalConv1d`, `Gaussian`, and container
-kinds the engine may add), which live in CUSTOM_KINDS below.
+the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `MaxOverTime`, `CausalConv1d`, `Gaussian`, and
+container kinds the engine may add), which live in CUSTOM_KINDS below.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from advisor.export.pieces.layers import (
     Concat,
     Gaussian,
     LastStep,
+    MaxOverTime,
     Reshape,
     Residual,
     SequenceOutput,
@@ -35,6 +36,7 @@ __all__ = [
     "Concat",
     "Gaussian",
     "LastStep",
+    "MaxOverTime",
     "Reshape",
     "Residual",
     "SequenceOutput",
@@ -63,6 +65,7 @@ CUSTOM_KINDS: dict[str, Callable[[Mapping[str, Any]], nn.Module]] = {
     "RBM": lambda a: RBM(int(a["visible"]), int(a["hidden"])),
     "Reshape": lambda a: Reshape(a["shape"]),
     "LastStep": lambda a: LastStep(),
+    "MaxOverTime": lambda a: MaxOverTime(),
     "Gaussian": lambda a: Gaussian(int(a["features"])),
     "CausalConv1d": lambda a: CausalConv1d(**a),
     "Residual": _build_residual,

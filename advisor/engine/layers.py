@@ -42,6 +42,7 @@ from advisor.engine.layershapes import (
     gaussian,
     last_step,
     linear,
+    max_over_time,
     pair,
     pool2d,
     rbm,
@@ -228,6 +229,11 @@ def _max_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return _plain(item, out, saves_input=True, saves_output=False, saved=INDEX_BYTES * _values(out[0]))
 
 
+def _max_over_time_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
+    # its backward scatters the gradient through the indices of the maxima, [features]; the input is not kept
+    return _plain(item, out, saves_input=False, saves_output=False, saved=INDEX_BYTES * _values(out[0]))
+
+
 def _adaptive_avg_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     # to 1x1 PyTorch takes a mean, whose backward needs only the shape
     size = item["args"]["output_size"]
@@ -369,6 +375,8 @@ KINDS: dict[str, Kind] = {
     "Flatten": _VIEW,
     "Reshape": Kind(reshape, _view_memory, VIEW),
     "LastStep": Kind(last_step, _view_memory, VIEW),
+    # a reduction, not a window: one pass reads the sequence, the backward writes a gradient of its size
+    "MaxOverTime": Kind(max_over_time, _max_over_time_memory, VALUES, touches=2.0),
     "Gaussian": Kind(gaussian, _view_memory, VIEW, tensors=1),
     "Conv2d": Kind(conv2d, _weighted, CONVOLUTION, tensors=2),
     "ConvTranspose2d": Kind(conv_transpose2d, _weighted, CONVOLUTION, tensors=2),

@@ -80,6 +80,12 @@ def last_step(_a: LayerArgs, s: Shape) -> Result:
     return (s[1],), 0, 0, 0
 
 
+def max_over_time(_a: LayerArgs, s: Shape) -> Result:
+    if len(s) != 2:
+        raise ValueError(f"MaxOverTime expects [steps, features], got {s}")
+    return (s[1],), 0, 0, s[1]
+
+
 # --- convolutions and pooling
 
 

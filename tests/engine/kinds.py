@@ -143,6 +143,17 @@ KINDS: dict[str, dict[str, Any]] = {
         [24],
         vocab=500,
     ),
+    "MaxOverTime": one_network(
+        [
+            L("Embedding", num_embeddings=500, embedding_dim=32),
+            L("CausalConv1d", in_channels=32, out_channels=64, kernel_size=3),
+            L("ReLU"),
+            L("MaxOverTime"),
+            L("Linear", in_features=64, out_features=10),
+        ],
+        [24],
+        vocab=500,
+    ),
     "EmbeddingBag": one_network(
         [
             L("EmbeddingBag", num_embeddings=500, embedding_dim=64, mode="mean"),

@@ -83,6 +83,8 @@ TABLE = [
     ("size.capacity", spec("tabular", [20], outputs=3, target={"accuracy": 0.95}), TABULAR, "any"),
     ("size.recurrent", SERIES, TABULAR, "any"),
     ("size.temporal", SERIES, TABULAR, "any"),
+    # a whole sequence's answer, not the next step's (a series generator reads its last step)
+    ("size.temporal.readout", SERIES, spec("generation", [50, 12]), "any"),
     ("size.exceeds.memory", spec("tabular", [1_000_000], outputs=10), TABULAR, "any"),
     ("init.small", TABULAR, spec("tabular", [20], goal="compress"), "0|2"),  # candidate 2: the RBM
     ("init.rbm", spec("tabular", [20], goal="compress"), TABULAR, "any"),
@@ -232,6 +234,7 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
                 "Cho",
                 "Dosovitskiy",
                 "Ghosh",
+                "Collobert",
             )
         )
     catalog[0]["text"] = "changed"

@@ -65,11 +65,13 @@ def front_over_time(spec: TaskSpec, width: int) -> tuple[list[Layer], list[Reaso
     return [embedding], [reason("net.tokens.embedding", text)], width
 
 
-def head_over_time(spec: TaskSpec, hidden: int, features: int) -> tuple[list[Layer], Io, str]:
+def head_over_time(
+    spec: TaskSpec, hidden: int, features: int, *, readout: str = "LastStep"
+) -> tuple[list[Layer], Io, str]:
     """What follows a network over time steps of `hidden` units (recurrent or temporal convolutional): its
     last layers, io and loss. Token generation: next-token logits at every step, [B, T, vocab]; series
-    generation: the next step's `features` from the sequence so far; otherwise the spec's goal from the
-    last step."""
+    generation: the next step's `features` from the sequence so far (its last step); otherwise the spec's
+    goal from `readout` of the steps (the last step, or MaxOverTime)."""
     data = spec["data"]
     vocab = data["vocab_size"]
     if spec["task"] == "generation" and vocab is not None:
@@ -80,7 +82,7 @@ def head_over_time(spec: TaskSpec, hidden: int, features: int) -> tuple[list[Lay
         return tail, io_dict(data["input_shape"], "value", features), "mse"
     target, outputs, loss = head(spec)
     assert outputs is not None  # normalise requires them to classify or regress (as ffn and cnn assume)
-    tail = [layer("LastStep"), layer("Linear", in_features=hidden, out_features=outputs)]
+    tail = [layer(readout), layer("Linear", in_features=hidden, out_features=outputs)]
     return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
 
 

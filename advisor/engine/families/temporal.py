@@ -106,7 +106,9 @@ def _tcn(spec: TaskSpec, channels: int) -> Draft:
     for level in range(levels):
         model += block(inputs, channels, kernel, 1 << level)
         inputs = channels
-    tail, io, loss = head_over_time(spec, channels, width)  # causal: step t sees the steps up to t only
+    # causal: step t sees the steps up to t only; a whole sequence's answer reads every step's features
+    readout = "LastStep" if generating else "MaxOverTime"
+    tail, io, loss = head_over_time(spec, channels, width, readout=readout)
     model += tail
     reach = receptive_field(levels, kernel)
     reasons.append(
@@ -120,4 +122,6 @@ def _tcn(spec: TaskSpec, channels: int) -> Draft:
     )
     if generating:
         reasons += capacity_reason(spec, "Channels")
+    else:
+        reasons.append(reason("size.temporal.readout"))
     return Draft(TCN.key, "deep", {MODEL: model}, [channels] * levels, io, loss, reasons)

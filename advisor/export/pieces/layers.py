@@ -56,6 +56,17 @@ class LastStep(nn.Module):
         return x[:, -1, :]
 
 
+class MaxOverTime(nn.Module):
+    """Each feature's largest value over a batch-first sequence's time steps,
+    [B, T, H] -> [B, H] (max-over-time pooling, Collobert et al. 2011, Kim 2014):
+    the answer reads what was found anywhere in the sequence, not only what the
+    last step still carries."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # max (not amax): its backward keeps the indices only, [B, H], not the input
+        return x.max(dim=1).values
+
+
 class CausalConv1d(nn.Conv1d):
     """A causal, dilated convolution over time steps, a temporal convolutional
     network's building block (Bai, Kolter & Koltun 2018, sections 3.1-3.2):
