@@ -9,6 +9,8 @@ its cross-validated ratios (engine.learned.Validation).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from advisor.contract import Estimate, Interval
 from advisor.engine.units import ratio_interval_text
 
@@ -34,6 +36,13 @@ RATIOS: dict[tuple[str, str], Ratios] = {
     ("catalog", "cpu"): (0.42, 3.1),
     ("catalog", "gpu"): (0.66, 1.47),
 }
+# A CPU profile merged from several (engine.profile.merge): the interval spans the lowest and highest of the
+# estimate and each member's own estimate, times these. Fitted on the same AMD runs' 2,139 quiet rows (the
+# estimate and each of the run's three profiles); each run left out in turn gave 0.89-0.90 and 1.28-1.31,
+# covering 78-96% of its rows (median width 1.87 pooled, against 2.00 for the band above), and 62% of the
+# Intel Xeon's held-out rows where the band above covered 40%: there two of three profiles priced every
+# family 20-90% slow, one was close (bench/results/generalise_intel-xeon-2c_evaluation-10/README.md)
+SPAN_RATIOS: dict[str, Ratios] = {"cpu": (0.90, 1.30)}
 TIMES = ("seconds_per_batch", "seconds_per_epoch", "seconds_to_train")
 
 
@@ -41,6 +50,17 @@ def ratios_for(basis: str, device: str) -> Ratios:
     """The factors of a basis on a plan's device ("cpu", "gpu"; a profile's "cuda" reads as "gpu")."""
     kind = "cpu" if device == "cpu" else "gpu"
     return RATIOS[(basis, kind)]
+
+
+def profiled_ratios(estimate: float, each: Sequence[float], device: str) -> Ratios:
+    """A profiled estimate's factors, given each member profile's own estimate of the same step (`each`;
+    empty where the device's profile is a single one): where two or more disagree, the interval reaches
+    from the lowest of them and the estimate to the highest (SPAN_RATIOS); else the basis's band."""
+    kind = "cpu" if device == "cpu" else "gpu"
+    if len(each) < 2 or kind not in SPAN_RATIOS or estimate <= 0:
+        return ratios_for("profiled", device)
+    low, high = SPAN_RATIOS[kind]
+    return low * min(estimate, *each) / estimate, high * max(estimate, *each) / estimate
 
 
 def interval(estimate: Estimate, ratios: Ratios) -> Interval:

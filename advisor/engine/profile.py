@@ -120,6 +120,9 @@ class DeviceProfile(TypedDict):
     unreliable_reasons: NotRequired[list[Unreliability]]
     # how many trusted profiles this one is the median of (merge; absent: one)
     merged: NotRequired[int]
+    # those profiles themselves, where there are two or more (merge): each one's estimate bounds the
+    # estimate's interval (engine.intervals.spanning)
+    members: NotRequired[list[DeviceProfile]]
     # seconds from the profiling child's start to its imports done (the interpreter, torch, the harness):
     # what a calibration's child pays before its first configuration, where the device has no finished
     # calibration to say (advisor.forecasts.startup_seconds)
@@ -205,7 +208,8 @@ def merge(profiles: list[DeviceProfile]) -> DeviceProfile:
     the profiles of the newest one's version, torch and processor. A single profile's thread points moved by
     tens of percent from one profiling to the next on a shared 2-core VM, and the 2-thread estimates with
     them (bench/results/generalise_amd-epyc-2c_build/README.md); the median of several taken apart does not
-    rest on one moment's load. The newest profile's other fields are kept; `merged` counts the profiles."""
+    rest on one moment's load. The newest profile's other fields are kept; `merged` counts the profiles and
+    `members` keeps them (without their own members), so that an estimate can say how far they disagree."""
     newest = profiles[-1]
     same = [
         p
@@ -214,7 +218,7 @@ def merge(profiles: list[DeviceProfile]) -> DeviceProfile:
         == (newest["version"], newest["kind"], newest["processor"], newest["torch"])
     ]
     if len(same) == 1:
-        return {**newest, "merged": 1}
+        return cast(DeviceProfile, {**_without_members(newest), "merged": 1})
     threads: dict[str, ThreadProfile] = {}
     for count, rates in newest["threads"].items():
         each = [p["threads"][count] for p in same if count in p["threads"]]
@@ -233,4 +237,9 @@ def merge(profiles: list[DeviceProfile]) -> DeviceProfile:
             middle = sorted(each, key=lambda r: r["product_weight_work"])[(len(each) - 1) // 2]
             threads[count]["linear"] = middle["linear"]
             threads[count]["product_weight_work"] = middle["product_weight_work"]
-    return {**newest, "threads": threads, "merged": len(same)}
+    members: list[DeviceProfile] = [cast(DeviceProfile, _without_members(p)) for p in same]
+    return {**newest, "threads": threads, "merged": len(same), "members": members}
+
+
+def _without_members(profile: DeviceProfile) -> dict[str, object]:
+    return {k: v for k, v in profile.items() if k != "members"}

@@ -19,7 +19,7 @@ from advisor.engine.estimate import (
     profiled_error,
     seconds_per_batch,
 )
-from advisor.engine.intervals import interval, ratios_for
+from advisor.engine.intervals import interval, profiled_ratios, ratios_for
 from advisor.engine.learned import Correction
 from advisor.engine.memory import memory_for
 from advisor.engine.ordering import Timing, time_first
@@ -225,7 +225,8 @@ def estimate_candidate(
         else:  # no correction, or one that did not beat the profile on the device's measurements
             per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
             basis, error = "profiled", profiled_error(profile["kind"])
-            ratios = ratios_for("profiled", plan["device"])
+            each = _each_member(candidate, batch, threads, profile)
+            ratios = profiled_ratios(per_batch, each, plan["device"])
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],
@@ -253,6 +254,12 @@ def estimate_candidate(
         result["correction"] = correction.basis()  # which of profile and correction timed it, and why
     result["device"] = name
     return result
+
+
+def _each_member(candidate: Candidate, batch: int, threads: int, profile: DeviceProfile) -> list[float]:
+    """The step as each profile the device's profile is the median of prices it (none for a single one)."""
+    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
+    return [step_cost(candidate, batch_size=batch, threads=threads, profile=m).seconds for m in members]
 
 
 def _fit_gpu(spec: TaskSpec, candidate: Candidate) -> None:

@@ -23,7 +23,10 @@ def test_profiles_merge_point_by_point_into_their_median() -> None:
         for (w, s), (w0, s0) in points:
             assert w == w0 and s == pytest.approx(factor * s0)
     assert merged["threads"]["1"]["step_seconds"] == PROFILE["threads"]["1"]["step_seconds"]
+    # it keeps the profiles it is the median of, for the interval to span them; a single one keeps none
+    assert merged.get("members") == [one, two, three]
     assert merge([one]) == {**one, "merged": 1}
+    assert merge([merged]) == {**{k: v for k, v in merged.items() if k != "members"}, "merged": 1}
     # a profile of another version (or torch, processor) is left out; the newest decides which
     older = {**scaled(PROFILE, 10.0), "version": PROFILE["version"] - 1}
     assert merge([older, one]) == {**one, "merged": 1}
