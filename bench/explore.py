@@ -5,8 +5,9 @@
 - **widths**: networks over time steps at chosen widths and batches (items FAMILY[:WIDTH][@BATCH][+OPTION...]:
   lstm, gru or tcn, its units or channels, its batch, the rules' where left out; options `drop0.1` (dropout
   after each ReLU of a TCN's residual bodies, Bai et al.'s regulariser), `wd0.001` (weight decay), `lr0.0003`
-  (learning rate)) on advice's splits, trained by the probe's loop timed by this process's CPU time: the
-  CPU seconds to the target; one row per (item, seed).
+  (learning rate), `last` (a TCN read at its last step instead of max-over-time)) on advice's splits,
+  trained by the probe's loop timed by this process's CPU time: the CPU seconds to the target; one row per
+  (item, seed).
 - **per-batch**: one training step's measured seconds (`advisor.calibration.measure`) of such items at one
   batch, on a series of --steps steps of --features values; one row per item.
 - **generation-scale**: advice's ring (the `mixture` task: its data and splits per seed) through the
@@ -67,18 +68,19 @@ def _draft_item(item: str, spec: TaskSpec) -> tuple[Draft, str]:
     return (recurrent._recurrent(spec, cell, int(width)) if width else recurrent.recurrent(spec, cell)), batch
 
 
-OPTIONS = {"drop": "dropout", "wd": "weight_decay", "lr": "learning_rate"}
+OPTIONS = {"drop": "dropout", "wd": "weight_decay", "lr": "learning_rate", "last": "last_step"}
 
 
 def _options(item: str) -> tuple[str, dict[str, float]]:
-    """ITEM+drop0.1+wd0.001 -> ("ITEM", {"dropout": 0.1, "weight_decay": 0.001})."""
+    """ITEM+drop0.1+wd0.001+last -> ("ITEM", {"dropout": 0.1, "weight_decay": 0.001, "last_step": 1.0})."""
     base, *extra = item.split("+")
     found: dict[str, float] = {}
     for text in extra:
         key = next((k for k in OPTIONS if text.startswith(k)), None)
         if key is None:
             raise ValueError(f"unknown option {text!r} in {item!r} (known: {', '.join(OPTIONS)})")
-        found[OPTIONS[key]] = float(text[len(key) :])
+        value = text[len(key) :]
+        found[OPTIONS[key]] = float(value) if value else 1.0
     return base, found
 
 
@@ -119,6 +121,11 @@ def widths(data_name: str, items: list[str], seeds: list[int], budget: float) ->
             made, batch = _draft_item(base, clean)
             if "dropout" in options:
                 made.networks["model"] = _with_dropout(made.networks["model"], options.pop("dropout"))
+            if options.pop("last_step", 0.0):  # the readout before max-over-time (size.temporal.readout)
+                made.networks["model"] = [
+                    {**item, "kind": "LastStep"} if item["kind"] == "MaxOverTime" else item
+                    for item in made.networks["model"]
+                ]
             candidate = to_candidate(made, clean)
             if "weight_decay" in options:
                 candidate = with_weight_decay(candidate, options.pop("weight_decay"))

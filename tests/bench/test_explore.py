@@ -88,6 +88,7 @@ def test_it_reads_an_items_options_and_puts_dropout_in_the_residual_bodies() -> 
         "tcn:32@32",
         {"dropout": 0.1, "weight_decay": 0.001, "learning_rate": 0.0003},
     )
+    assert explore._options("tcn@32+last") == ("tcn@32", {"last_step": 1.0})
     with pytest.raises(ValueError, match="unknown option"):
         explore._options("tcn+depth3")
     spec = _series()
