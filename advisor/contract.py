@@ -92,8 +92,9 @@ class LayerArgs(TypedDict, total=False):
     num_layers: int
     batch_first: bool
     bidirectional: bool
-    # the advisor's own: Reshape, Gaussian, RBM, Residual, Concat
+    # the advisor's own: Reshape, Gaussian, RBM, PoolOverTime, Residual, Concat
     shape: list[int]
+    pools: list[str]  # PoolOverTime's readouts, in order: "last", "max"
     features: int
     visible: int
     hidden: int
@@ -104,7 +105,7 @@ class LayerArgs(TypedDict, total=False):
 
 
 class Layer(TypedDict):
-    kind: str  # a torch.nn class name, or RBM, Reshape, LastStep, MaxOverTime, Residual, Concat
+    kind: str  # a torch.nn class name, or RBM, Reshape, LastStep, PoolOverTime, Residual, Concat
     args: LayerArgs
 
 

@@ -68,11 +68,11 @@ def _draft_item(item: str, spec: TaskSpec) -> tuple[Draft, str]:
     return (recurrent._recurrent(spec, cell, int(width)) if width else recurrent.recurrent(spec, cell)), batch
 
 
-OPTIONS = {"drop": "dropout", "wd": "weight_decay", "lr": "learning_rate", "last": "last_step"}
+OPTIONS = {"drop": "dropout", "wd": "weight_decay", "lr": "learning_rate", "last": "last", "max": "max"}
 
 
 def _options(item: str) -> tuple[str, dict[str, float]]:
-    """ITEM+drop0.1+wd0.001+last -> ("ITEM", {"dropout": 0.1, "weight_decay": 0.001, "last_step": 1.0})."""
+    """ITEM+drop0.1+wd0.001+last -> ("ITEM", {"dropout": 0.1, "weight_decay": 0.001, "last": 1.0})."""
     base, *extra = item.split("+")
     found: dict[str, float] = {}
     for text in extra:
@@ -99,6 +99,21 @@ def _with_dropout(layers: list[Any], p: float) -> list[Any]:
     return out
 
 
+def _with_pools(layers: list[Any], pools: list[str]) -> list[Any]:
+    """A TCN read by these of its readouts only (size.temporal.readout: both), its head resized to match."""
+    out: list[Any] = []
+    scale = 1.0
+    for item in layers:
+        if item["kind"] == "PoolOverTime":
+            scale = len(pools) / len(item["args"]["pools"])
+            item = {**item, "args": {**item["args"], "pools": pools}}
+        elif item["kind"] == "Linear" and out and out[-1]["kind"] == "PoolOverTime":
+            width = round(item["args"]["in_features"] * scale)
+            item = {**item, "args": {**item["args"], "in_features": width}}
+        out.append(item)
+    return out
+
+
 def widths(data_name: str, items: list[str], seeds: list[int], budget: float) -> Iterator[dict[str, Any]]:
     from advisor.engine import recommend
     from advisor.engine.candidate import to_candidate
@@ -121,11 +136,9 @@ def widths(data_name: str, items: list[str], seeds: list[int], budget: float) ->
             made, batch = _draft_item(base, clean)
             if "dropout" in options:
                 made.networks["model"] = _with_dropout(made.networks["model"], options.pop("dropout"))
-            if options.pop("last_step", 0.0):  # the readout before max-over-time (size.temporal.readout)
-                made.networks["model"] = [
-                    {**item, "kind": "LastStep"} if item["kind"] == "MaxOverTime" else item
-                    for item in made.networks["model"]
-                ]
+            pools = [p for p in ("last", "max") if options.pop(p, 0.0)]
+            if pools:
+                made.networks["model"] = _with_pools(made.networks["model"], pools)
             candidate = to_candidate(made, clean)
             if "weight_decay" in options:
                 candidate = with_weight_decay(candidate, options.pop("weight_decay"))

@@ -91,7 +91,7 @@ class RecommendationRequestSerializer(TaskSpecSerializer):
 
 class LayerSerializer(serializers.Serializer[contract.Layer]):
     kind = serializers.CharField(
-        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, MaxOverTime, "
+        help_text="a torch.nn class name, or one of the advisor's: RBM, Reshape, LastStep, PoolOverTime, "
         "CausalConv1d, Gaussian, Residual, Concat (docs/CANDIDATE.md)"
     )
     args = serializers.DictField(help_text="the constructor's keyword arguments")

@@ -1,7 +1,7 @@
 """Build torch modules from a candidate's layer lists (the format of docs/CANDIDATE.md).
 
 A layer is `{"kind": K, "args": A}`; K names a `torch.nn` class built as `getattr(torch.nn, K)(**A)`, except
-the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `MaxOverTime`, `CausalConv1d`, `Gaussian`, and
+the few kinds the advisor adds (`RBM`, `Reshape`, `LastStep`, `PoolOverTime`, `CausalConv1d`, `Gaussian`, and
 container kinds the engine may add), which live in CUSTOM_KINDS below.
 """
 
@@ -22,7 +22,7 @@ from advisor.export.pieces.layers import (
     Concat,
     Gaussian,
     LastStep,
-    MaxOverTime,
+    PoolOverTime,
     Reshape,
     Residual,
     SequenceOutput,
@@ -36,7 +36,7 @@ __all__ = [
     "Concat",
     "Gaussian",
     "LastStep",
-    "MaxOverTime",
+    "PoolOverTime",
     "Reshape",
     "Residual",
     "SequenceOutput",
@@ -65,7 +65,7 @@ CUSTOM_KINDS: dict[str, Callable[[Mapping[str, Any]], nn.Module]] = {
     "RBM": lambda a: RBM(int(a["visible"]), int(a["hidden"])),
     "Reshape": lambda a: Reshape(a["shape"]),
     "LastStep": lambda a: LastStep(),
-    "MaxOverTime": lambda a: MaxOverTime(),
+    "PoolOverTime": lambda a: PoolOverTime(a["pools"]),
     "Gaussian": lambda a: Gaussian(int(a["features"])),
     "CausalConv1d": lambda a: CausalConv1d(**a),
     "Residual": _build_residual,

@@ -42,9 +42,9 @@ from advisor.engine.layershapes import (
     gaussian,
     last_step,
     linear,
-    max_over_time,
     pair,
     pool2d,
+    pool_over_time,
     rbm,
     recurrent,
     reshape,
@@ -229,9 +229,16 @@ def _max_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
     return _plain(item, out, saves_input=True, saves_output=False, saved=INDEX_BYTES * _values(out[0]))
 
 
-def _max_over_time_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
-    # its backward scatters the gradient through the indices of the maxima, [features]; the input is not kept
-    return _plain(item, out, saves_input=False, saves_output=False, saved=INDEX_BYTES * _values(out[0]))
+def _pool_over_time_memory(item: Layer, s: Shape, out: Result) -> LayerMemory:
+    # a maximum's backward scatters the gradient through its indices, [features]; the input is not kept (the
+    # last step needs nothing); the joined output is a new tensor
+    pools = item["args"]["pools"]
+    maxima = sum(p == "max" for p in pools)
+    kept = _plain(item, out, saves_input=False, saves_output=False, saved=INDEX_BYTES * maxima * s[1])
+    # each pool's backward writes a gradient the size of the whole sequence (zeros but for its steps), which
+    # autograd then sums into a new one: with two pools, both beside their sum
+    extra = len(pools) if len(pools) > 1 else 0
+    return replace(kept, input_grad_extra=FLOAT_BYTES * extra * _values(s))
 
 
 def _adaptive_avg_pool_memory(item: Layer, _s: Shape, out: Result) -> LayerMemory:
@@ -376,7 +383,7 @@ KINDS: dict[str, Kind] = {
     "Reshape": Kind(reshape, _view_memory, VIEW),
     "LastStep": Kind(last_step, _view_memory, VIEW),
     # a reduction, not a window: one pass reads the sequence, the backward writes a gradient of its size
-    "MaxOverTime": Kind(max_over_time, _max_over_time_memory, VALUES, touches=2.0),
+    "PoolOverTime": Kind(pool_over_time, _pool_over_time_memory, VALUES, touches=2.0),
     "Gaussian": Kind(gaussian, _view_memory, VIEW, tensors=1),
     "Conv2d": Kind(conv2d, _weighted, CONVOLUTION, tensors=2),
     "ConvTranspose2d": Kind(conv_transpose2d, _weighted, CONVOLUTION, tensors=2),

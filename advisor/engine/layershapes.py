@@ -80,10 +80,14 @@ def last_step(_a: LayerArgs, s: Shape) -> Result:
     return (s[1],), 0, 0, 0
 
 
-def max_over_time(_a: LayerArgs, s: Shape) -> Result:
+def pool_over_time(a: LayerArgs, s: Shape) -> Result:
+    pools = list(a.get("pools") or [])
     if len(s) != 2:
-        raise ValueError(f"MaxOverTime expects [steps, features], got {s}")
-    return (s[1],), 0, 0, s[1]
+        raise ValueError(f"PoolOverTime expects [steps, features], got {s}")
+    if not pools or any(p not in ("last", "max") for p in pools):
+        raise ValueError(f"PoolOverTime pools: 'last' and/or 'max', got {pools}")
+    out = len(pools) * s[1]
+    return (out,), 0, 0, out
 
 
 # --- convolutions and pooling

@@ -113,7 +113,7 @@ KINDS: dict[str, Kind] = {
     "RNN": Kind("rnn", RECURRENT, wrap="SequenceOutput"),
     "Reshape": Kind("reshape", ("shape",), piece="Reshape"),
     "LastStep": Kind("last", piece="LastStep"),
-    "MaxOverTime": Kind("pool", piece="MaxOverTime"),
+    "PoolOverTime": Kind("readout", ("pools",), piece="PoolOverTime"),
     "Gaussian": Kind("gaussian", ("features",), piece="Gaussian"),
     "RBM": Kind("rbm", ("visible", "hidden"), piece="RBM"),
     "Residual": Kind("block", piece="Residual", parts=_residual, title="A residual block"),

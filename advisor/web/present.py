@@ -60,7 +60,7 @@ STYLE = {
     "Concat": "conv",
     "MaxPool2d": "pool", "AvgPool2d": "pool", "AdaptiveAvgPool2d": "pool", "AdaptiveMaxPool2d": "pool",
     "LSTM": "recurrent", "RNN": "recurrent", "GRU": "recurrent", "LastStep": "recurrent",
-    "MaxOverTime": "pool",
+    "PoolOverTime": "pool",
 }  # fmt: skip
 MAX_ROWS = 80
 ROW_H = 26

@@ -88,11 +88,17 @@ def test_it_reads_an_items_options_and_puts_dropout_in_the_residual_bodies() -> 
         "tcn:32@32",
         {"dropout": 0.1, "weight_decay": 0.001, "learning_rate": 0.0003},
     )
-    assert explore._options("tcn@32+last") == ("tcn@32", {"last_step": 1.0})
+    assert explore._options("tcn@32+last") == ("tcn@32", {"last": 1.0})
     with pytest.raises(ValueError, match="unknown option"):
         explore._options("tcn+depth3")
     spec = _series()
     tcn, _ = explore._draft_item("tcn:8", spec)
+    # the readout narrowed to one of its two pools, its head with it
+    read = explore._with_pools(tcn.networks["model"], ["max"])
+    assert [(i["kind"], i["args"].get("pools"), i["args"].get("in_features")) for i in read[-2:]] == [
+        ("PoolOverTime", ["max"], None),
+        ("Linear", None, 8),
+    ]
     dropped = explore._with_dropout(tcn.networks["model"], 0.2)
     bodies = [item["args"]["body"] for item in dropped if item["kind"] == "Residual"]
     assert bodies and all(

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from advisor.export.pieces.layers import Gaussian, LastStep, MaxOverTime, Reshape, SequenceOutput
+from advisor.export.pieces.layers import Gaussian, LastStep, PoolOverTime, Reshape, SequenceOutput
 
 
 class RBM(nn.Module):
@@ -70,7 +70,7 @@ EXTRA = {
     "RBM": RBM,
     "Reshape": Reshape,
     "LastStep": LastStep,
-    "MaxOverTime": MaxOverTime,
+    "PoolOverTime": PoolOverTime,
     "CausalConv1d": CausalConv1d,
     "Gaussian": Gaussian,
     "Residual": Residual,

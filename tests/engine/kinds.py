@@ -143,13 +143,13 @@ KINDS: dict[str, dict[str, Any]] = {
         [24],
         vocab=500,
     ),
-    "MaxOverTime": one_network(
+    "PoolOverTime": one_network(
         [
             L("Embedding", num_embeddings=500, embedding_dim=32),
             L("CausalConv1d", in_channels=32, out_channels=64, kernel_size=3),
             L("ReLU"),
-            L("MaxOverTime"),
-            L("Linear", in_features=64, out_features=10),
+            L("PoolOverTime", pools=["last", "max"]),
+            L("Linear", in_features=128, out_features=10),
         ],
         [24],
         vocab=500,

@@ -235,6 +235,7 @@ def test_it_lists_rules_a_beginner_can_read_with_a_source() -> None:
                 "Dosovitskiy",
                 "Ghosh",
                 "Collobert",
+                "Howard",
             )
         )
     catalog[0]["text"] = "changed"

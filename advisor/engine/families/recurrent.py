@@ -66,12 +66,12 @@ def front_over_time(spec: TaskSpec, width: int) -> tuple[list[Layer], list[Reaso
 
 
 def head_over_time(
-    spec: TaskSpec, hidden: int, features: int, *, readout: str = "LastStep"
+    spec: TaskSpec, hidden: int, features: int, *, pools: list[str] | None = None
 ) -> tuple[list[Layer], Io, str]:
     """What follows a network over time steps of `hidden` units (recurrent or temporal convolutional): its
     last layers, io and loss. Token generation: next-token logits at every step, [B, T, vocab]; series
     generation: the next step's `features` from the sequence so far (its last step); otherwise the spec's
-    goal from `readout` of the steps (the last step, or MaxOverTime)."""
+    goal from the last step, or from the steps read by PoolOverTime(`pools`)."""
     data = spec["data"]
     vocab = data["vocab_size"]
     if spec["task"] == "generation" and vocab is not None:
@@ -82,7 +82,8 @@ def head_over_time(
         return tail, io_dict(data["input_shape"], "value", features), "mse"
     target, outputs, loss = head(spec)
     assert outputs is not None  # normalise requires them to classify or regress (as ffn and cnn assume)
-    tail = [layer(readout), layer("Linear", in_features=hidden, out_features=outputs)]
+    readout = layer("PoolOverTime", pools=pools) if pools else layer("LastStep")
+    tail = [readout, layer("Linear", in_features=len(pools or [0]) * hidden, out_features=outputs)]
     return tail, io_dict(data["input_shape"], target, outputs, vocab_size=vocab), loss
 
 

@@ -56,15 +56,25 @@ class LastStep(nn.Module):
         return x[:, -1, :]
 
 
-class MaxOverTime(nn.Module):
-    """Each feature's largest value over a batch-first sequence's time steps,
-    [B, T, H] -> [B, H] (max-over-time pooling, Collobert et al. 2011, Kim 2014):
-    the answer reads what was found anywhere in the sequence, not only what the
-    last step still carries."""
+class PoolOverTime(nn.Module):
+    """A batch-first sequence read whole, [B, T, H] -> [B, len(pools) x H]: "last",
+    its last time step, and "max", each feature's largest value over the steps
+    (max-over-time pooling, Collobert et al. 2011, Kim 2014), joined in the order
+    given (concat pooling, Howard & Ruder 2018). The last step says where the
+    sequence ended up, the maximum what was found anywhere in it."""
+
+    def __init__(self, pools: Sequence[str]) -> None:
+        super().__init__()
+        if not pools or any(p not in ("last", "max") for p in pools):
+            raise ValueError(f"pools: 'last' and/or 'max', got {list(pools)}")
+        self.pools = list(pools)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # max (not amax): its backward keeps the indices only, [B, H], not the input
-        return x.max(dim=1).values
+        parts = [
+            x[:, -1, :] if p == "last" else x.max(dim=1).values for p in self.pools
+        ]
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
 
 
 class CausalConv1d(nn.Conv1d):
