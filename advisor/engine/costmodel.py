@@ -385,7 +385,23 @@ _PUBLISHED: dict[tuple[Any, ...], StepCost] = {}
 
 
 def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
-    """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device."""
+    """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device.
+
+    A profile merged from several (engine.profile.merge, its `members`) prices the step as the median of the
+    members' own prices: the price of their pointwise median mixed one profile's small points with another's
+    whole steps, and its step factor with them, so that it fell outside every member's price (on the Intel
+    Xeon's two held-out runs +42% and -29% where the members were +2% to +36% and -18% to +13%;
+    bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
+    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
+    if len(members) >= 2:
+        each = sorted(
+            (step_cost(candidate, batch_size=batch_size, threads=threads, profile=m) for m in members),
+            key=lambda c: c.seconds,
+        )
+        low, high = each[(len(each) - 1) // 2], each[len(each) // 2]
+        return StepCost(
+            (low.seconds + high.seconds) / 2, (low.compute + high.compute) / 2, (low.other + high.other) / 2
+        )
     if candidate.get("published") is None:
         return _step_cost(candidate, batch_size, threads, profile)
     # published networks are large (ResNet-50: 30 ms of walking its layers) and the same for a shape, class

@@ -6,8 +6,11 @@ import copy
 
 import pytest
 
-from advisor.engine.profile import merge, trusted
+from advisor.engine import recommend
+from advisor.engine.costmodel import step_cost
+from advisor.engine.profile import DeviceProfile, merge, trusted
 from tests.engine.profiles import scaled, synthetic_profile
+from tests.engine.specs import spec
 
 PROFILE = synthetic_profile()
 
@@ -50,3 +53,17 @@ def test_the_linear_curve_merges_with_its_weight_work_from_the_median_profile() 
         assert rates["linear"] == profiles[2]["threads"][count]["linear"]
     profiles[2], profiles[1] = profiles[1], profiles[2]  # the median profile is no longer the newest
     assert merge(profiles)["threads"]["1"]["linear"] == profiles[1]["threads"]["1"]["linear"]
+
+
+def test_a_merged_profile_prices_a_step_at_the_median_of_its_members_prices() -> None:
+    """The median of the members' own prices (each with its own step factor), not the price of their
+    pointwise median, which can fall outside all of them; with two, their mean."""
+    candidate = recommend(spec("tabular", [20], outputs=3))["candidates"][0]
+    one, twice, thrice = PROFILE, scaled(PROFILE, 2.0), scaled(PROFILE, 3.0)
+
+    def price(profile: DeviceProfile) -> float:
+        return step_cost(candidate, batch_size=32, threads=1, profile=profile).seconds
+
+    assert price(merge([thrice, one, twice])) == pytest.approx(price(twice))
+    assert price(merge([one, thrice])) == pytest.approx((price(one) + price(thrice)) / 2)
+    assert price(merge([one])) == pytest.approx(price(one))
