@@ -390,8 +390,8 @@ def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: D
     A profile merged from several (engine.profile.merge, its `members`) prices the step as the median of the
     members' own prices: the price of their pointwise median mixed one profile's small points with another's
     whole steps, and its step factor with them, so that it fell outside every member's price (on the Intel
-    Xeon's two held-out runs +42% and -29% where the members were +2% to +36% and -18% to +13%;
-    bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
+    Xeon's seed 24014 -29% where the members were -18% to +13%; on seed 24013 the autoencoders +38% against
+    -2% to +34%: bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
     members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
     if len(members) >= 2:
         each = sorted(

@@ -120,8 +120,8 @@ class DeviceProfile(TypedDict):
     unreliable_reasons: NotRequired[list[Unreliability]]
     # how many trusted profiles this one is the median of (merge; absent: one)
     merged: NotRequired[int]
-    # those profiles themselves, where there are two or more (merge): each one's estimate bounds the
-    # estimate's interval (engine.intervals.spanning)
+    # those profiles themselves, where there are two or more (merge): a step costs the median of their
+    # prices (costmodel.step_cost), and its interval spans them (engine.intervals.profiled_ratios)
     members: NotRequired[list[DeviceProfile]]
     # seconds from the profiling child's start to its imports done (the interpreter, torch, the harness):
     # what a calibration's child pays before its first configuration, where the device has no finished
