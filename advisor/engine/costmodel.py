@@ -392,16 +392,9 @@ def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: D
     whole steps, and its step factor with them, so that it fell outside every member's price (on the Intel
     Xeon's seed 24014 -29% where the members were -18% to +13%; on seed 24013 the autoencoders +38% against
     -2% to +34%: bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
-    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
-    if len(members) >= 2:
-        each = sorted(
-            (step_cost(candidate, batch_size=batch_size, threads=threads, profile=m) for m in members),
-            key=lambda c: c.seconds,
-        )
-        low, high = each[(len(each) - 1) // 2], each[len(each) // 2]
-        return StepCost(
-            (low.seconds + high.seconds) / 2, (low.compute + high.compute) / 2, (low.other + high.other) / 2
-        )
+    each = member_costs(candidate, batch_size=batch_size, threads=threads, profile=profile)
+    if len(each) >= 2:
+        return median_cost(each)
     if candidate.get("published") is None:
         return _step_cost(candidate, batch_size, threads, profile)
     # published networks are large (ResNet-50: 30 ms of walking its layers) and the same for a shape, class
@@ -422,6 +415,25 @@ def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: D
             _PUBLISHED.clear()
         _PUBLISHED[key] = _step_cost(candidate, batch_size, threads, profile)
     return _PUBLISHED[key]
+
+
+def member_costs(
+    candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile
+) -> list[StepCost]:
+    """The step as each profile a merged one is the median of prices it (none for a single profile)."""
+    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
+    if len(members) < 2:
+        return []
+    return [step_cost(candidate, batch_size=batch_size, threads=threads, profile=m) for m in members]
+
+
+def median_cost(each: list[StepCost]) -> StepCost:
+    """The median of several prices of one step (the mean of the two middle ones for an even count)."""
+    ordered = sorted(each, key=lambda c: c.seconds)
+    low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
+    return StepCost(
+        (low.seconds + high.seconds) / 2, (low.compute + high.compute) / 2, (low.other + high.other) / 2
+    )
 
 
 def _step_cost(

@@ -9,7 +9,7 @@ from advisor.engine import catalog, choice, plausibility
 from advisor.engine.batching import Known, profiled_batch
 from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
-from advisor.engine.costmodel import step_cost
+from advisor.engine.costmodel import median_cost, member_costs, step_cost
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
 from advisor.engine.estimate import (
     CATALOG_ERROR,
@@ -223,10 +223,16 @@ def estimate_candidate(
             basis, error = "predicted", correction.expected_error
             ratios = correction.validation["ratio_low"], correction.validation["ratio_high"]
         else:  # no correction, or one that did not beat the profile on the device's measurements
-            per_batch = step_cost(candidate, batch_size=batch, threads=threads, profile=profile).seconds
+            # a merged profile's members priced once: the price is their median, the interval their span
+            members = member_costs(candidate, batch_size=batch, threads=threads, profile=profile)
+            cost = (
+                median_cost(members)
+                if members
+                else step_cost(candidate, batch_size=batch, threads=threads, profile=profile)
+            )
+            per_batch = cost.seconds
             basis, error = "profiled", profiled_error(profile["kind"])
-            each = _each_member(candidate, batch, threads, profile)
-            ratios = profiled_ratios(per_batch, each, plan["device"])
+            ratios = profiled_ratios(per_batch, [m.seconds for m in members], plan["device"])
     else:
         per_batch = seconds_per_batch(
             family=candidate["family"],
@@ -254,12 +260,6 @@ def estimate_candidate(
         result["correction"] = correction.basis()  # which of profile and correction timed it, and why
     result["device"] = name
     return result
-
-
-def _each_member(candidate: Candidate, batch: int, threads: int, profile: DeviceProfile) -> list[float]:
-    """The step as each profile the device's profile is the median of prices it (none for a single one)."""
-    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
-    return [step_cost(candidate, batch_size=batch, threads=threads, profile=m).seconds for m in members]
 
 
 def _fit_gpu(spec: TaskSpec, candidate: Candidate) -> None:
