@@ -23,7 +23,20 @@ from advisor.engine import recommend
 from advisor.engine.errors import SpecError
 
 BUILD_SEED = 1
-EVALUATION_SEEDS = (24_004, 24_005, 24_006, 24_007, 24_008, 24_009, 24_010, 24_011, 24_012, 24_013, 24_014)
+EVALUATION_SEEDS = (
+    24_004,
+    24_005,
+    24_006,
+    24_007,
+    24_008,
+    24_009,
+    24_010,
+    24_011,
+    24_012,
+    24_013,
+    24_014,
+    24_015,
+)
 EVALUATION_SEED = EVALUATION_SEEDS[-1]
 HARDWARE = {"cpu_cores": 2, "ram_gb": 16}  # this machine's description, as the wizard would fill it in
 # a step of at most this many forward FLOPs (per batch, every network of the step counted as often as the
