@@ -3,7 +3,7 @@
 Profiles this CPU (advisor.calibration.profile, one thread count), then times forward + backward of layers
 of sizes the profile did not measure, the same way the profile times its points (median of repeated runs,
 the cost of an empty layer taken off), and sets each against the cost model's seconds for it
-(costmodel._layer_seconds) and against the older reading it replaced: a convolution over time steps off the
+(layercost.layer_seconds) and against the older reading it replaced: a convolution over time steps off the
 2-D convolutions' curve (before profile v6), a 2-D convolution at its FLOPs alone and a transposed one off
 that curve too (before v10: no channel padding, no curve of its own), a max-pool at two passes of the
 activation curve (before v11). Rounds alternate profile and layers,
@@ -25,7 +25,7 @@ from torch import nn
 from advisor.calibration.layers import build_layer
 from advisor.calibration.points import fwd_bwd, stage
 from advisor.calibration.profile import profile_device
-from advisor.engine.costmodel import _layer_seconds
+from advisor.engine.layercost import layer_seconds
 from advisor.engine.profile import ThreadProfile, at_threads
 from bench.machine import write_result
 
@@ -43,7 +43,7 @@ CAUSAL = (
 # (batch, in channels, out channels, side), 3x3 padded: the control, on the curve it was profiled for
 CONV2D = ((32, 4, 8, 20), (32, 16, 16, 12), (16, 32, 32, 20), (32, 48, 48, 12), (16, 64, 128, 16))
 # the same with 1-3 channels on one side (an image's first layer, a decoder's last), which the kernels pad
-# to a block of channels (costmodel.channel_padding)
+# to a block of channels (layercost.channel_padding)
 CONV2D_FEW = ((32, 3, 24, 20), (32, 1, 16, 24), (32, 24, 3, 20), (16, 48, 1, 24), (64, 16, 3, 12))
 # (batch, in channels, out channels, side, kernel, stride), padding 1: decoders' upsampling and output layers
 TRANSPOSED = (
@@ -86,19 +86,19 @@ def _row(
         x = torch.rand(batch, *shape, requires_grad=True)
     seconds = fwd_bwd(build_layer(layer), x, _sync)
     measured = max(seconds - base, seconds * 0.05)
-    _, compute, other = _layer_seconds(layer, shape, batch, rates)
+    _, compute, other = layer_seconds(layer, shape, batch, rates)
     predicted = compute + other  # a max-pool's seconds are "other" (no FLOPs)
     row = {"kind": layer["kind"], "args": layer["args"], "batch": batch, "measured": measured}
     row["predicted"] = predicted  # off the curve the cost model reads this kind from
     if layer["kind"] == "CausalConv1d":  # the same layer read off the 2-D convolutions' curve
         conv_only = ThreadProfile(**{**rates, "conv1d": rates["conv"]})
-        row["older"] = _layer_seconds(layer, shape, batch, conv_only)[1]
+        row["older"] = layer_seconds(layer, shape, batch, conv_only)[1]
     elif layer["kind"] == "MaxPool2d":  # two passes of the activation curve (before v11)
         no_pool = cast(ThreadProfile, {k: v for k, v in rates.items() if k != "pool"})
-        row["older"] = _layer_seconds(layer, shape, batch, no_pool)[2]
+        row["older"] = layer_seconds(layer, shape, batch, no_pool)[2]
     else:  # a convolution at its FLOPs alone, off the 2-D curve (the v9 cost model)
         unpadded = ThreadProfile(**{**rates, "channel_block": 1, "conv_transpose": []})
-        row["older"] = _layer_seconds(layer, shape, batch, unpadded)[1]
+        row["older"] = layer_seconds(layer, shape, batch, unpadded)[1]
     return row
 
 

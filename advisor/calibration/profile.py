@@ -43,13 +43,13 @@ from advisor.calibration.points import (
 )
 from advisor.contract import LayerArgs
 from advisor.engine import profile as curves
-from advisor.engine.costmodel import (
+from advisor.engine.costmodel import step_factor
+from advisor.engine.layercost import (
     CELL_STEPS,
     CPU_CHANNEL_BLOCK,
     LONG_SEQUENCE_STEPS,
     SEQUENCE_STEPS,
     channel_padding,
-    step_factor,
 )
 from advisor.engine.layers import KINDS
 from advisor.engine.profile import PLAIN_CELL_CURVE, PROFILE_VERSION, DeviceProfile, ThreadProfile

@@ -54,7 +54,7 @@ from advisor.engine.layershapes import (
 FLOAT_BYTES = 4  # training in FP32
 INDEX_BYTES = 8  # int64 token ids and pooling indices
 
-# How the cost model times a kind (costmodel._layer_seconds): a matrix product, a convolution, a recurrent
+# How the cost model times a kind (layercost.layer_seconds): a matrix product, a convolution, a recurrent
 # cell per time step (gated: LSTM, GRU; plain: RNN), an embedding's look-up, the values it touches, nothing.
 PRODUCT = "product"
 CD1_PRODUCT = "product without autograd"  # an RBM's, under CD-1

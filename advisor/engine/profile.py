@@ -57,7 +57,7 @@ class ThreadProfile(TypedDict):
 
     # [forward FLOPs of a batch plus product_weight_work x weights, seconds of forward + backward]
     linear: list[list[float]]
-    conv: list[list[float]]  # same, for Conv2d, its FLOPs x costmodel.channel_padding
+    conv: list[list[float]]  # same, for Conv2d, its FLOPs x layercost.channel_padding
     # same, for ConvTranspose2d (version >= 10; an older profile's conv curve stands in for it)
     conv_transpose: NotRequired[list[list[float]]]
     # the channels a convolution's kernels compute in blocks of (version >= 10 on a CPU; absent or 1: every
@@ -71,8 +71,8 @@ class ThreadProfile(TypedDict):
     recurrent: list[list[float]]  # LSTM (GRU too): [forward FLOPs of one layer's time step of a batch,
     # seconds of its forward + backward]
     rnn: list[list[float]]  # the same for a plain (tanh) RNN
-    # the same cells' calls over costmodel.CELL_STEPS steps (version >= 7): with the 8-step ones, a call's
-    # fixed part and its part per step, per size (costmodel._call_seconds)
+    # the same cells' calls over layercost.CELL_STEPS steps (version >= 7): with the 8-step ones, a call's
+    # fixed part and its part per step, per size (layercost._call_seconds)
     recurrent_long: NotRequired[list[list[float]]]
     rnn_long: NotRequired[list[list[float]]]
     gru: NotRequired[list[list[float]]]  # the same for a GRU (version >= 8), at 8 and 128 steps
@@ -100,7 +100,7 @@ class ThreadProfile(TypedDict):
     # per-step seconds of that LSTM at 8 and at 128 steps (version >= 3)
     sequence_step_seconds: NotRequired[list[float]]
     # True (GPU profiles, version >= 4): a call costs a fixed part plus a part per step, the line through
-    # those two points, instead of the exponent (costmodel._sequence_share); on a CPU the line was worse
+    # those two points, instead of the exponent (layercost._sequence_share); on a CPU the line was worse
     sequence_line: NotRequired[bool]
 
 

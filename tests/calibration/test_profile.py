@@ -17,7 +17,7 @@ from advisor.calibration.profile import (
     profile_device,
     profile_in_child,
 )
-from advisor.engine.costmodel import CPU_CHANNEL_BLOCK
+from advisor.engine.layercost import CPU_CHANNEL_BLOCK
 
 
 @pytest.mark.parametrize(

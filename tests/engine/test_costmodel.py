@@ -8,15 +8,9 @@ from typing import Any
 import pytest
 
 from advisor.engine import estimate_for, measured_estimate, recommend
-from advisor.engine.costmodel import (
-    NO_INPUT_GRAD_SHARE,
-    factor_of,
-    fastest_threads,
-    step_cost,
-    step_factor,
-    with_current_factor,
-)
+from advisor.engine.costmodel import factor_of, fastest_threads, step_cost, step_factor, with_current_factor
 from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
+from advisor.engine.layercost import NO_INPUT_GRAD_SHARE
 from advisor.engine.profile import at_threads, interpolate, is_current
 from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
 from tests.engine.profiles import synthetic_profile

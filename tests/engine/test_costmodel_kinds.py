@@ -9,14 +9,8 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.costmodel import (
-    GAUSSIAN_LIKELIHOOD_OPS,
-    LOSS_PASSES,
-    _layer_seconds,
-    channel_padding,
-    factor_of,
-    step_cost,
-)
+from advisor.engine.costmodel import GAUSSIAN_LIKELIHOOD_OPS, LOSS_PASSES, factor_of, step_cost
+from advisor.engine.layercost import channel_padding, layer_seconds
 from advisor.engine.layers import KINDS
 from advisor.engine.profile import interpolate
 from tests.engine.profiles import synthetic_profile
@@ -40,10 +34,10 @@ def test_a_max_pool_is_read_off_its_own_curve_at_its_input_or_an_older_profiles_
     rates = copy.deepcopy(PROFILE["threads"]["1"])
     older = copy.deepcopy(rates)
     rates["pool"] = [[w, 6 * s] for w, s in rates["elementwise"]]
-    out, compute, other = _layer_seconds(pool, shape, batch, rates)  # type: ignore[arg-type]
+    out, compute, other = layer_seconds(pool, shape, batch, rates)  # type: ignore[arg-type]
     assert out == KINDS["MaxPool2d"].shape(args, shape)[0] and compute == 0.0
     assert other == pytest.approx(interpolate(rates["pool"], batch * math.prod(shape)))
-    _, _, before = _layer_seconds(pool, shape, batch, older)  # type: ignore[arg-type]
+    _, _, before = layer_seconds(pool, shape, batch, older)  # type: ignore[arg-type]
     touched = batch * max(math.prod(shape), math.prod(out))
     assert before == pytest.approx(KINDS["MaxPool2d"].touches * interpolate(older["elementwise"], touched))
     assert other > 2.5 * before  # the own curve, six passes here, is what is read
