@@ -44,6 +44,11 @@ def _candidate(task: dict[str, Any], family: str) -> dict[str, Any]:
         (GAN_2D, "gan", "adam", 1e-3, "train.optimizer.gan.vector", "uniform_fan_in", None),
         (GAN_SERIES, "gan", "adam", 1e-3, "train.optimizer.gan.vector", "uniform_fan_in", None),
         (VAE, "vae", "adam", 1e-3, "train.optimizer.vae", "uniform_fan_in", None),
+        # Bai et al.'s rate for their TCNs (measured: bench explore widths on the sequence tasks)
+        (TOKENS, "tcn", "adam", 2e-3, "train.optimizer.tcn", "uniform_fan_in", None),
+        (SERIES, "tcn", "adam", 2e-3, "train.optimizer.tcn", "uniform_fan_in", None),
+        # a next-step generator: Bai et al.'s next-step TCNs used other rates, so the default stands
+        (CHARS, "tcn", "adam", 1e-3, "train.optimizer", "uniform_fan_in", None),
         (RBM, "rbm", "sgd", 1e-2, "train.optimizer.cd", None, None),
         (IMAGENET, "cnn", "sgd", 1e-2, "train.optimizer.published", "uniform_fan_in", None),
     ],

@@ -93,6 +93,8 @@ TABLE = [
     # vectors: the VAE first (net.generation.vector), the GAN second
     ("train.optimizer.gan.vector", spec("generation", [2]), spec("generation", [3, 32, 32]), "1"),
     ("train.optimizer.vae", spec("generation", [20], generation="controlled"), TABULAR, "0"),
+    # a whole sequence's TCN; a next-step generator keeps the default rate
+    ("train.optimizer.tcn", SERIES, spec("generation", [100], vocab_size=80), "any"),
     # a Gaussian VAE's fitted prior: vectors and series, not an image VAE's Bernoulli decoder
     ("train.prior.mixture", spec("generation", [2]), spec("generation", [3, 32, 32]), "0|any"),
     ("train.optimizer.cd", spec("tabular", [20], goal="compress"), TABULAR, "any"),
