@@ -236,7 +236,7 @@ def _scores(rows: list[dict[str, Any]], profiles: int) -> dict[str, Any]:
 
 def score(saved: dict[str, Any]) -> dict[str, Any]:
     """Every row scored by today's cost model on the run's profiles."""
-    from advisor.engine.costmodel import step_cost, with_current_factor
+    from advisor.engine.costmodel import priced, step_cost, with_current_factor
     from advisor.engine.profile import merge, trusted
 
     profiles = [with_current_factor(p) for p in saved["profiles"]]
@@ -253,12 +253,9 @@ def score(saved: dict[str, Any]) -> dict[str, Any]:
         measured = [float(r["seconds"]) for r in ok]
         median = statistics.median(measured)
         candidate, batch = c["candidate"], int(c["batch"])
-        estimate = step_cost(candidate, batch_size=batch, threads=t, profile=merged).seconds
+        cost, member_costs = priced(candidate, batch_size=batch, threads=t, profile=merged)
+        estimate, members = cost.seconds, [m.seconds for m in member_costs]
         each = [step_cost(candidate, batch_size=batch, threads=t, profile=p).seconds for p in profiles]
-        members = [
-            step_cost(candidate, batch_size=batch, threads=t, profile=m).seconds
-            for m in merged.get("members") or []
-        ]
         rows.append(
             {
                 "name": name,

@@ -190,16 +190,29 @@ _PUBLISHED: dict[tuple[Any, ...], StepCost] = {}
 
 
 def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
-    """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device.
+    """Seconds of one training step of `candidate` at `batch_size` and `threads` on the profiled device."""
+    return priced(candidate, batch_size=batch_size, threads=threads, profile=profile)[0]
 
-    A profile merged from several (engine.profile.merge, its `members`) prices the step as the median of the
-    members' own prices: the price of their pointwise median mixed one profile's small points with another's
-    whole steps, and its step factor with them, so that it fell outside every member's price (on the Intel
-    Xeon's seed 24014 -29% where the members were -18% to +13%; on seed 24013 the autoencoders +38% against
-    -2% to +34%: bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
-    each = member_costs(candidate, batch_size=batch_size, threads=threads, profile=profile)
-    if len(each) >= 2:
-        return median_cost(each)
+
+def priced(
+    candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile
+) -> tuple[StepCost, list[StepCost]]:
+    """The step's price, and each member's own price where the profile is merged from several
+    (engine.profile.merge, its `members`; empty for a single profile), for the interval to span.
+
+    A merged profile prices the step as the median of the members' own prices: the price of their pointwise
+    median mixed one profile's small points with another's whole steps, and its step factor with them, so
+    that it fell outside every member's price (on the Intel Xeon's seed 24014 -29% where the members were
+    -18% to +13%; on seed 24013 the autoencoders +38% against -2% to +34%:
+    bench/results/generalise_intel-xeon-2c_evaluation-11/README.md)."""
+    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
+    if len(members) >= 2:
+        each = [_single_cost(candidate, batch_size, threads, m) for m in members]
+        return _median_cost(each), each
+    return _single_cost(candidate, batch_size, threads, profile), []
+
+
+def _single_cost(candidate: Trainable, batch_size: int, threads: int, profile: DeviceProfile) -> StepCost:
     if candidate.get("published") is None:
         return _step_cost(candidate, batch_size, threads, profile)
     # published networks are large (ResNet-50: 30 ms of walking its layers) and the same for a shape, class
@@ -222,17 +235,7 @@ def step_cost(candidate: Trainable, *, batch_size: int, threads: int, profile: D
     return _PUBLISHED[key]
 
 
-def member_costs(
-    candidate: Trainable, *, batch_size: int, threads: int, profile: DeviceProfile
-) -> list[StepCost]:
-    """The step as each profile a merged one is the median of prices it (none for a single profile)."""
-    members = [m for m in profile.get("members") or [] if str(threads) in m["threads"]]
-    if len(members) < 2:
-        return []
-    return [step_cost(candidate, batch_size=batch_size, threads=threads, profile=m) for m in members]
-
-
-def median_cost(each: list[StepCost]) -> StepCost:
+def _median_cost(each: list[StepCost]) -> StepCost:
     """The median of several prices of one step (the mean of the two middle ones for an even count)."""
     ordered = sorted(each, key=lambda c: c.seconds)
     low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]

@@ -9,7 +9,7 @@ from advisor.engine import catalog, choice, plausibility
 from advisor.engine.batching import Known, profiled_batch
 from advisor.engine.budget import budget_reason
 from advisor.engine.candidate import rebatch, to_candidate
-from advisor.engine.costmodel import median_cost, member_costs, step_cost
+from advisor.engine.costmodel import priced
 from advisor.engine.dataflow import GB, GPU_USABLE, RAM_USABLE, dataflow, finish
 from advisor.engine.estimate import (
     CATALOG_ERROR,
@@ -224,12 +224,7 @@ def estimate_candidate(
             ratios = correction.validation["ratio_low"], correction.validation["ratio_high"]
         else:  # no correction, or one that did not beat the profile on the device's measurements
             # a merged profile's members priced once: the price is their median, the interval their span
-            members = member_costs(candidate, batch_size=batch, threads=threads, profile=profile)
-            cost = (
-                median_cost(members)
-                if members
-                else step_cost(candidate, batch_size=batch, threads=threads, profile=profile)
-            )
+            cost, members = priced(candidate, batch_size=batch, threads=threads, profile=profile)
             per_batch = cost.seconds
             basis, error = "profiled", profiled_error(profile["kind"])
             ratios = profiled_ratios(per_batch, [m.seconds for m in members], plan["device"])
