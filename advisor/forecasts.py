@@ -77,8 +77,7 @@ def _calibration(job: CalibrationJob) -> tuple[WorkPlan, SweepPlan]:
     )
     plan = sweep_work(sweep, _per_batch(recommendation, job.candidate, device))
     recent = recent_marks(device, str(cand.get("family", "")))
-    startup = startup_seconds(device)  # a re-measure's second child starts as the first does
-    plan = replace(plan, startup_s=startup, restart_startup_s=startup)
+    plan = replace(plan, startup_s=startup_seconds(device))  # the re-measure starts no child of its own
     if auto:  # the allocator re-measure: as often as it came after this family's latest sweeps here
         seen = [any(len(m) > 3 and m[3] for m in marks) for marks in recent]
         plan = replace(plan, restart_chance=sum(seen) / len(seen) if seen else 0.5)
@@ -184,8 +183,8 @@ def add_mark(
     step_left_s: float | None = None,
 ) -> list[StoredMark] | None:
     """The job's marks with this progress event (engine.remaining.StoredMark), when it changed the count of
-    finished steps or announced a new child, or said how long its step under way still needs; else None.
-    What the job reported rides along: a chance of a second child, the thread count of the step it starts;
+    finished steps or announced the re-measure, or said how long its step under way still needs; else None.
+    What the job reported rides along: a chance of a re-measure, the thread count of the step it starts;
     how long the step under way still needs goes on its mark, with when it was said (the latest word)."""
     if marks and marks[-1][1] == done and marks[-1][2] == total and not restart:
         if step_left_s is None:

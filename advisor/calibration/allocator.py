@@ -4,8 +4,11 @@ glibc's malloc serves large blocks with mmap and hands them back to the OS on fr
 training step that frees and re-allocates its big activation and gradient tensors pays page faults and system
 time every step. PyTorch's Performance Tuning Guide ("CPU specific optimizations": use jemalloc/tcmalloc) and
 Intel's and AMD's tuning guides ("Memory Allocator") recommend an allocator that keeps memory. The glibc
-variables below keep large blocks in the heap and never trim it; glibc reads them once at process start, which
-is why every set-up runs in a child process started with that environment.
+variables below keep large blocks in the heap and never trim it; glibc reads them once at process start, so a
+set-up chosen for a job runs in a child process started with that environment. glibc's `mallopt` sets the same
+two thresholds in a running process (`tune_in_process`): an "auto" job's re-measure under the tuned set-up
+switches its sweep's own child, which then allocates as a fresh tuned one does, instead of starting another
+(bench/results/allocator_intel-xeon-2c_in-process/README.md).
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ _GLIBC_KEYS = (
     "TCMALLOC_RELEASE_RATE",
 )
 _PRELOADED = ("jemalloc", "tcmalloc")
+# mallopt's parameters for those two variables (glibc's malloc.h). It takes an int, so 2 GiB is the largest
+# threshold it sets: a single block over 2 GiB is still mapped after the switch (the variables allow 4 GiB),
+# and a heap top over 2 GiB free is trimmed (never, with the variable).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MALLOPT_MAX = 2**31 - 1
 
 SOURCE = (
     "PyTorch Performance Tuning Guide, CPU specific optimizations; Intel Extension for PyTorch tuning guide, "
@@ -88,3 +96,21 @@ def child_environment(setup: str, base: Mapping[str, str] | None = None) -> dict
     elif setup != "default":
         raise ValueError(f"unknown allocator set-up {setup!r}: use default, tuned, jemalloc or tcmalloc")
     return env
+
+
+def tune_in_process() -> bool:
+    """Give this process's glibc malloc the tuned set-up's thresholds from now on (blocks up to 2 GiB from
+    the heap, its top kept): what TUNED_GLIBC_ENV gives a process at its start. False where the C library
+    has no mallopt (not glibc: neither do the variables mean anything there) or refuses a value."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    if not (mallopt(_M_MMAP_THRESHOLD, _MALLOPT_MAX) and mallopt(_M_TRIM_THRESHOLD, _MALLOPT_MAX)):
+        return False
+    os.environ.update(TUNED_GLIBC_ENV)  # what current_allocator reads, and what a child would inherit
+    return True

@@ -16,7 +16,8 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar
 
-from advisor.calibration.allocator import current_allocator
+from advisor.calibration.allocator import current_allocator, tune_in_process
+from advisor.calibration.findings import ResultEvent, configs_to_recheck, system_share
 from advisor.calibration.parent_death import die_with_parent
 from advisor.contract import Measurement, Trainable
 from advisor.engine.sweepplan import PLATEAU_DOUBLINGS, after_batch
@@ -70,8 +71,11 @@ class ChildPayload(TypedDict):
     batch_start: int
     budget_s: float  # the child's soft budget: no configuration starts that it expects to end later
     budget_name: NotRequired[str]  # what that budget is called where it stops the sweep
-    configs: NotRequired[list[tuple[int, int]]]  # a re-measure: these (batch, threads) only
-    progress_base: NotRequired[int]  # configurations measured before this child
+    # an "auto" job's allocator re-measure: after the sweep, when system time is significant
+    # (system_share_threshold), the fastest configuration again under the tuned thresholds, in this child,
+    # if it is expected to end by `remeasure_deadline` (time.monotonic(), shared by the processes)
+    remeasure: NotRequired[bool]
+    remeasure_deadline: NotRequired[float]
     parent_pid: NotRequired[int]  # set as it starts (runner._run_child)
 
 
@@ -149,8 +153,7 @@ class _Sweep:
         self.clock = clock  # the budget's clock (a test's own moves when told)
         self.started = clock()
         self.allocator = current_allocator()
-        self.done = int(payload.get("progress_base", 0))
-        self.total = self.done + total
+        self.done, self.total = 0, total
         # each thread count's latest figures, and under None the latest of any (read by _latest): the
         # batch and seconds of its latest configuration, the batch and seconds per batch of its latest timed
         # one, the seconds after the timing of its latest one (_Word)
@@ -158,16 +161,44 @@ class _Sweep:
         self.per_batch: dict[int | None, tuple[int, float]] = {}
         self.after: dict[int | None, float] = {}
         self.last_ok_batch: int | None = None
+        self.results: list[ResultEvent] = []  # as sent, for the allocator re-measure's decision
 
-    def out_of_time(self, batch: int, threads: int) -> bool:
-        """Would the next configuration overrun the soft budget? Estimated from this thread count's latest
-        configuration (else the latest of any), scaled by the batch size."""
+    def out_of_time(self, batch: int, threads: int, *, by: float | None = None) -> bool:
+        """Would the next configuration overrun the soft budget (or end after `by`, a time.monotonic())?
+        Estimated from this thread count's latest configuration (else the latest of any), scaled by the
+        batch size."""
         last = _latest(self.took, threads)
         if last is None:
             return False
         last_batch, last_seconds = last
         estimate = last_seconds * batch / last_batch
+        if by is not None:
+            return time.monotonic() + estimate > by
         return self.clock() - self.started + estimate > float(self.payload["budget_s"])
+
+    def remeasure_tuned(self) -> None:
+        """An "auto" job's allocator re-measure (rule cpu.allocator): when system time is a significant share
+        of the fastest configuration's step, switch this process to the tuned thresholds and time that
+        configuration again. Announced first with `restart`, so that the remaining time counts it."""
+        p = self.payload
+        if not p.get("remeasure") or system_share(self.results) < float(p["system_share_threshold"]):
+            return
+        recheck = configs_to_recheck(self.results)
+        if not recheck:
+            return
+        batch, threads = recheck[0]
+        deadline = p.get("remeasure_deadline")
+        if deadline is not None and self.out_of_time(batch, threads, by=float(deadline)):
+            return
+        if not tune_in_process():
+            return
+        self.total += 1
+        step = "re-measuring 1 under the tuned allocator"
+        self.events.put(
+            {"type": "progress", "done": self.done, "total": self.total, "step": step, "restart": True}
+        )
+        self.allocator = current_allocator()
+        self.run(batch, threads)
 
     def max_seconds(self) -> float:
         """This configuration's share of the time left: how long its timing may go on to pin its median."""
@@ -220,8 +251,16 @@ class _Sweep:
         self.done += 1
         if result["status"] == "oom" and self.last_ok_batch is not None:
             result["message"] += f"; {self.last_ok_batch} does"
-        event = {"type": "result", "batch_size": batch, "threads": threads, "allocator": self.allocator}
-        self.events.put({**event, "result": result, "pid": os.getpid()})
+        event: ResultEvent = {
+            "type": "result",
+            "batch_size": batch,
+            "threads": threads,
+            "allocator": self.allocator,
+            "result": result,
+            "pid": os.getpid(),
+        }
+        self.results.append(event)
+        self.events.put(event)
         return result
 
     def _add_gathering(self, result: Measurement, batch: int, threads: int, cut: float | None) -> None:
@@ -288,16 +327,20 @@ def run_sweep(payload: ChildPayload, events: EventSink) -> None:
     time budget, or (doubling sweeps) at a throughput plateau. A doubling sweep also drops thread counts that
     were more than PRUNE_MARGIN slower than the best at the previous batch size (unless that measurement was
     unreliable): the full thread scaling is measured at the first batch size, and hopeless configurations do
-    not eat the time limit."""
+    not eat the time limit. Then, in an "auto" job, the allocator re-measure (_Sweep.remeasure_tuned)."""
     _apply_memory_limit(payload)
-    configs = payload.get("configs")
-    if configs:
-        plan: list[tuple[int, list[int]]] = [(int(b), [int(t)]) for b, t in configs]
-        doubling = False
-    else:
-        sizes, doubling = batch_plan(payload)
-        plan = [(b, [int(t) for t in payload["threads"]]) for b in sizes]
+    sizes, doubling = batch_plan(payload)
+    plan = [(b, [int(t) for t in payload["threads"]]) for b in sizes]
     sweep = _Sweep(payload, events, sum(len(ts) for _, ts in plan))
+    reason = _measure_plan(payload, sweep, plan, doubling)
+    sweep.remeasure_tuned()
+    sweep.finish(reason)
+
+
+def _measure_plan(
+    payload: ChildPayload, sweep: _Sweep, plan: list[tuple[int, list[int]]], doubling: bool
+) -> str:
+    """run_sweep's configurations in order, until one of its stops; the stop's reason."""
     active = list(plan[0][1])
     best_rate, flat = 0.0, 0
     for batch, planned in plan:
@@ -308,10 +351,10 @@ def run_sweep(payload: ChildPayload, events: EventSink) -> None:
         for t in thread_list:
             if sweep.out_of_time(batch, t):
                 budget = payload.get("budget_name", "time limit")
-                return sweep.finish(f"{budget}: batch {batch}, {threads_text(t)} would not finish in time")
+                return f"{budget}: batch {batch}, {threads_text(t)} would not finish in time"
             result = sweep.run(batch, t)
             if result["status"] == "oom":
-                return sweep.finish(f"out of memory at batch {batch}")
+                return f"out of memory at batch {batch}"
             per_second = result["examples_per_second"]
             assert per_second is not None  # an "ok" configuration was timed
             rates[t] = float(per_second)
@@ -322,10 +365,8 @@ def run_sweep(payload: ChildPayload, events: EventSink) -> None:
             continue
         active, best_rate, flat = after_batch(rates, best_rate, flat, frozenset(doubtful))
         if payload.get("stop_on_plateau", True) and flat >= PLATEAU_DOUBLINGS:
-            return sweep.finish(
-                f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"
-            )
-    sweep.finish(f"reached the cap, batch {plan[-1][0]}" if doubling else "all configurations measured")
+            return f"throughput plateau: {PLATEAU_DOUBLINGS} doublings up to batch {batch} gained < 5%"
+    return f"reached the cap, batch {plan[-1][0]}" if doubling else "all configurations measured"
 
 
 def child_main(payload: ChildPayload, events: Any) -> None:

@@ -5,9 +5,11 @@ MALLOC_* only at process start), and a hard stop (terminate, then kill) on cance
 The caller's process only relays events, so a crash or an OOM-kill of the child is reported, not inherited.
 
 With allocator="auto" the job measures the sweep under glibc's default malloc; when system time is a
-significant share of a step's CPU time (rule cpu.allocator), it re-measures the fastest configuration in a
-second child with the tuned allocator and reports the measured gain. The first child gets 70% of the time
-limit so the second can still run.
+significant share of a step's CPU time (rule cpu.allocator), the same child switches to the tuned thresholds
+(allocator.tune_in_process) and re-measures the fastest configuration, and the job reports the measured gain.
+The sweep gets 70% of the time limit so the re-measure can still run. (Until 2026-12 the re-measure started
+a second child: 2.6-4.7 s of start-up on a 2-core VM for one configuration, and a start the remaining time
+could only count by its chance.)
 
 A doubling sweep (no batch_sizes given) stops at out-of-memory, at max_batch_size, at a throughput plateau
 (two doublings that gain < 5%), or before a configuration that would end after sweep_budget_s (15 s by
@@ -32,7 +34,6 @@ from advisor.calibration.findings import (
     AllocatorFinding,
     ResultEvent,
     allocator_finding,
-    configs_to_recheck,
     remeasure_chance,
     system_share,
 )
@@ -223,26 +224,14 @@ def run_job(
                 event = {**event, "restart_chance": chance}
         on_event(event)
 
+    if auto:  # the child re-measures under the tuned thresholds itself, if there is time left for it
+        payload = {**payload, "remeasure": True, "remeasure_deadline": deadline - EXIT_MARGIN_S}
     status, error, stop_reason = _run_child(
         payload, child_environment(first), deadline, sweep_event, should_cancel, results, children
     )
     finding: AllocatorFinding | None = None
     if auto and status == "succeeded":
-        recheck = configs_to_recheck(results)
-        sys_share = system_share(results)
-        if recheck and sys_share >= plan.system_share_threshold:
-            # said before the second child starts, so that the remaining time counts its start-up too
-            step = f"re-measuring {len(recheck)} under the tuned allocator"
-            total = len(results) + len(recheck)
-            on_event(
-                {"type": "progress", "done": len(results), "total": total, "step": step, "restart": True}
-            )
-            payload2: ChildPayload = {**payload, "configs": recheck, "progress_base": len(results)}
-            payload2["budget_s"] = max(0.0, deadline - time.monotonic() - EXIT_MARGIN_S)
-            status, error, _ = _run_child(
-                payload2, child_environment("tuned"), deadline, on_event, should_cancel, results, children
-            )
-        finding = allocator_finding(results, sys_share, plan.system_share_threshold)
+        finding = allocator_finding(results, system_share(results), plan.system_share_threshold)
     summary = sweep_summary(results, plan=plan.recommended)
     if status == "succeeded":
         on_event({"type": "progress", "done": len(results), "total": len(results), "step": "finished"})

@@ -41,11 +41,13 @@ class WorkPlan:
     # steps start only this long after the first began (a sweep's budget: it starts no configuration
     # expected to end later); None: as long as the limit allows
     steps_budget_s: float | None = None
-    # how likely a second child is after the steps (a calibration re-measuring its fastest configurations
-    # under the tuned allocator when system time is significant): its start-up and a typical step, weighed
+    # how likely a re-measure is after the steps (a calibration timing its fastest configuration again
+    # under the tuned allocator when system time is significant): its step (and start-up), weighed
     restart_chance: float = 0.0
-    restart_startup_s: float = 2.5  # a second child's start: the interpreter and torch, no plan to make
-    # the configuration the second child times (the sweep's fastest per example, known once it is measured:
+    # the re-measure's start-up: 0 where the sweep's own child re-measures (allocator.tune_in_process); a
+    # plan stored while a second child did (the interpreter and torch again) has that child's start
+    restart_startup_s: float = 0.0
+    # the configuration the re-measure times (the sweep's fastest per example, known once it is measured:
     # sweepplan.with_measured); None: a typical step
     restart_step_s: float | None = None
     # each planned step's thread count and batch (a sweep's configurations); empty: one pace for every step
@@ -54,7 +56,7 @@ class WorkPlan:
 
     @property
     def restart_s(self) -> float:
-        """The expected seconds of a second child not yet announced (its start-up is not paced)."""
+        """The expected seconds of a re-measure not yet announced (a second child's start-up is not paced)."""
         return self.restart_chance * (self.restart_startup_s + self.restart_step)
 
     @property
@@ -110,7 +112,8 @@ def plan_from_json(data: Any, limit_s: float) -> WorkPlan:
         float(data["limit_s"]),
         None if budget is None else float(budget),
         float(data.get("restart_chance") or 0.0),
-        restart_startup_s=float(data.get("restart_startup_s") or 2.5),  # plans stored before: the default
+        # plans stored before the field: a second child's start as then assumed
+        restart_startup_s=float(data.get("restart_startup_s", 2.5) or 0.0),
         restart_step_s=None if data.get("restart_step_s") is None else float(data["restart_step_s"]),
         threads=tuple(int(t) for t in data.get("threads") or ()),
         batches=tuple(int(b) for b in data.get("batches") or ()),
@@ -124,8 +127,8 @@ class Mark:
     at_s: float  # seconds since the job started
     done: float  # steps finished (a fraction for a job that reports one, such as a probe's share of time)
     total: float  # steps the job expects in all, as it now knows
-    restart: bool = False  # the job announced a new child (a calibration's re-measure): a start-up is next
-    # how likely that second child is, as the job now sees it (a calibration's system-time share so far
+    restart: bool = False  # the job announced its re-measure: that (after a start-up, where a child) is next
+    # how likely that re-measure is, as the job now sees it (a calibration's system-time share so far
     # against its threshold); None: the plan's chance stands
     restart_chance: float | None = None
     threads: int | None = None  # the thread count of the step that starts here (a sweep's configuration)
@@ -203,16 +206,17 @@ def remaining(
         ahead = prior_pace * (sum(plan.steps) + plan.finish_s) + plan.restart_s
         seconds = max(0.0, plan.startup_s - elapsed_s) + ahead
         return _capped(seconds, left_in_limit, "plan", prior_pace)
-    # a second child starts as this job's first did (its first mark: the interpreter, torch, the harness),
-    # which varies with the host and its load more than any constant does (1.5-2.4 s on one host, 4.3-5.8 s
-    # on another: a floor from either is wrong on the other)
-    plan = replace(plan, restart_startup_s=marks[0].at_s)
+    # a second child (a plan stored while re-measures started one) starts as this job's first did (its first
+    # mark: the interpreter, torch, the harness), which varies with the host and its load more than any
+    # constant does (1.5-2.4 s on one host, 4.3-5.8 s on another: a floor from either is wrong on the other)
+    if plan.restart_startup_s > 0:
+        plan = replace(plan, restart_startup_s=marks[0].at_s)
     last = marks[-1]
     ratios = step_paces(plan, marks)
     pace = statistics.median([*ratios, prior_pace])  # the plan's own pace is one vote among the steps'
     pace_of = _paces_by_threads(plan, marks, pace)
     since = max(0.0, elapsed_s - last.at_s)  # the step under way has run this long already
-    if last.restart:  # a new child was announced: its start-up, then the steps it counts, each a typical one
+    if last.restart:  # the re-measure was announced: its start-up (if any), then the steps it counts
         start = plan.restart_startup_s
         ahead = max(0.0, start - since) + pace * plan.restart_step * max(0.0, last.total - last.done)
         since = max(0.0, since - start)
@@ -220,7 +224,7 @@ def remaining(
         steps_left = ahead - min(since, current)
     else:
         steps_left = _steps_left(plan, marks, elapsed_s, since, pace_of)
-    # a second child still to come, until one is announced
+    # a re-measure still to come, until one is announced
     restart = (
         0.0
         if any(m.restart for m in marks)
@@ -286,7 +290,7 @@ def _whole_steps(marks: Sequence[Mark]) -> Iterator[tuple[int, Mark, float]]:
 
 
 def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
-    """How likely a second child is now: by the chance the job's own figures give, once it reports one,
+    """How likely a re-measure is now: by the chance the job's own figures give, once it reports one,
     else the plan's."""
     reported = marks[-1].restart_chance if marks else None
     return plan.restart_chance if reported is None else reported
@@ -323,7 +327,8 @@ def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Cal
 
 def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:
     """Seconds taken / planned of each stretch between two marks that finished work within one child (a
-    stretch that ends in, or starts from, a new child's announcement holds a start-up, not steps)."""
+    stretch that ends in, or starts from, a re-measure's announcement holds the re-measure, not the plan's
+    steps)."""
     paces = []
     for a, b in itertools.pairwise(marks):
         planned = plan.work(b.done) - plan.work(a.done)

@@ -137,7 +137,7 @@ Timed = tuple[int, int, float, bool]
 def first_child(rows: Sequence[Sequence[Any]]) -> list[Timed]:
     """A calibration's measured rows (batch, threads, seconds per batch or None, allocator, unreliable) in
     the order they ran, as with_measured takes them: the first child's (the first row's allocator; a
-    re-measure's second child runs under the other), timed ones."""
+    re-measure runs under the other), timed ones."""
     first = rows[0][3] if rows else None
     return [
         (int(r[0]), int(r[1] or 1), float(r[2]), len(r) > 4 and bool(r[4]))  # runs saved before the flag

@@ -421,6 +421,18 @@ def test_a_second_child_counts_by_its_chance_until_it_is_announced() -> None:
     assert remaining(maybe, announced, 11.0).seconds == pytest.approx(3.0 + 2.0 + 1.0)
 
 
+def test_a_re_measure_in_the_sweeps_own_child_counts_its_step_and_no_start_up() -> None:
+    """The sweep's child switches its allocator and times the fastest configuration again: one more step,
+    no interpreter or torch to start (a plan's restart_startup_s is 0 from then on)."""
+    maybe = WorkPlan(3.0, (2.0, 2.0, 2.0, 2.0), 1.0, 60.0, restart_chance=0.5)
+    assert maybe.restart_startup_s == 0.0
+    assert maybe.expected_s == pytest.approx(12.0 + 0.5 * 2.0)  # a typical step, by its chance
+    assert remaining(maybe, ON_PLAN[:3], 7.0).seconds == pytest.approx(5.0 + 1.0)
+    announced = [*ON_PLAN, Mark(11.0, 4, 5, restart=True)]
+    assert remaining(maybe, announced, 11.0).seconds == pytest.approx(2.0 + 1.0)  # its step, the finish
+    assert plan_from_json(plan_to_json(maybe), 60.0).restart_startup_s == 0.0  # stored as planned
+
+
 @pytest.mark.parametrize("first_start", [1.5, 3.0, 5.5])
 def test_an_announced_second_child_starts_as_long_as_the_jobs_first_did(first_start: float) -> None:
     """Its start-up is the first child's (the job's first mark), shorter or longer than the plan's 3 s: a
