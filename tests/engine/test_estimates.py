@@ -19,7 +19,7 @@ from advisor.engine import (
     with_measured_scaling,
 )
 from advisor.engine.costmodel import step_cost
-from advisor.engine.intervals import profiled_ratios
+from advisor.engine.intervals import SPAN_FLOOR, SPAN_RATIOS, profiled_ratios
 from advisor.engine.profile import merge
 from tests.engine.profiles import scaled, synthetic_profile
 from tests.engine.specs import GPU, out_of_ram, spec
@@ -222,23 +222,25 @@ def test_every_estimate_carries_its_basis_90_percent_interval_for_each_time(
     [
         ([], "cpu", (0.74, 1.48)),  # a single profile: the basis's band
         ([1.0], "cpu", (0.74, 1.48)),
-        ([1.0, 1.0, 1.0], "cpu", (0.90, 1.30)),  # members that agree: the span's own factors
+        ([1.0, 1.0, 1.0], "cpu", (0.89, 1.56)),  # members that agree: no narrower than the floor
         ([0.5, 1.0, 2.0], "cpu", (0.45, 2.60)),  # from the lowest member's to the highest's
-        ([1.2, 1.5], "cpu", (0.90, 1.95)),  # the estimate itself is the lowest
+        ([1.2, 1.5], "cpu", (0.89, 1.95)),  # the estimate itself is the lowest: the floor below it
+        ([0.95, 1.0, 1.25], "cpu", (0.855, 1.625)),  # the span where it is wider than the floor
         ([0.5, 2.0], "gpu", (0.50, 1.59)),  # not fitted on a GPU: the band
     ],
 )
 def test_a_merged_profiles_interval_spans_its_members_estimates(
     each: list[float], device: str, ratios: tuple[float, float]
 ) -> None:
-    """Where the device's profile is the median of several that disagree, its interval reaches from the
-    lowest of them to the highest (engine.intervals.profiled_ratios; estimate 1.0 here)."""
+    """Where the device's profile is the median of several, its interval reaches from the lowest of them to
+    the highest, and never less far than the floor (engine.intervals.profiled_ratios; estimate 1.0 here)."""
     assert profiled_ratios(1.0, each, device) == pytest.approx(ratios)
 
 
 def test_a_recommendation_on_a_merged_profile_states_the_span_of_its_members() -> None:
     """Three profiles of one device, one of them twice as slow: the merged estimate is the median's, its
-    interval reaches up to twice that profile's estimate x the span's upper factor."""
+    interval reaches up to twice that profile's estimate x the span's upper factor, and below it the
+    floor's lower factor (the other two members agree with the estimate)."""
     one, slow = synthetic_profile(), scaled(synthetic_profile(), 2.0)
     merged = merge([one, slow, one])
     alone = _first(recommend(MNIST, profile=one, device="v"))
@@ -249,8 +251,8 @@ def test_a_recommendation_on_a_merged_profile_states_the_span_of_its_members() -
     batch, threads = first["training"]["batch_size"], int(rec["hardware_plan"]["threads"])
     slow_step = step_cost(first, batch_size=batch, threads=threads, profile=slow).seconds
     low, high = estimate["interval"]["seconds_per_batch"]
-    assert low == pytest.approx(0.90 * estimate["seconds_per_batch"])
-    assert high == pytest.approx(1.30 * slow_step)
+    assert low == pytest.approx(SPAN_FLOOR["cpu"][0] * estimate["seconds_per_batch"])
+    assert high == pytest.approx(SPAN_RATIOS["cpu"][1] * slow_step)
     assert slow_step > 1.5 * estimate["seconds_per_batch"]
 
 
