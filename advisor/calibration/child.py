@@ -163,18 +163,18 @@ class _Sweep:
         self.last_ok_batch: int | None = None
         self.results: list[ResultEvent] = []  # as sent, for the allocator re-measure's decision
 
-    def out_of_time(self, batch: int, threads: int, *, by: float | None = None) -> bool:
-        """Would the next configuration overrun the soft budget (or end after `by`, a time.monotonic())?
-        Estimated from this thread count's latest configuration (else the latest of any), scaled by the
-        batch size."""
+    def expected_s(self, batch: int, threads: int) -> float | None:
+        """A configuration's seconds from this thread count's latest one (else the latest of any), scaled by
+        the batch size; None before any."""
         last = _latest(self.took, threads)
-        if last is None:
-            return False
-        last_batch, last_seconds = last
-        estimate = last_seconds * batch / last_batch
-        if by is not None:
-            return time.monotonic() + estimate > by
-        return self.clock() - self.started + estimate > float(self.payload["budget_s"])
+        return None if last is None else last[1] * batch / last[0]
+
+    def out_of_time(self, batch: int, threads: int) -> bool:
+        """Would the next configuration overrun the soft budget?"""
+        expected = self.expected_s(batch, threads)
+        return expected is not None and self.clock() - self.started + expected > float(
+            self.payload["budget_s"]
+        )
 
     def remeasure_tuned(self) -> None:
         """An "auto" job's allocator re-measure (rule cpu.allocator): when system time is a significant share
@@ -187,8 +187,8 @@ class _Sweep:
         if not recheck:
             return
         batch, threads = recheck[0]
-        deadline = p.get("remeasure_deadline")
-        if deadline is not None and self.out_of_time(batch, threads, by=float(deadline)):
+        deadline, expected = p.get("remeasure_deadline"), self.expected_s(batch, threads)
+        if deadline is not None and expected is not None and time.monotonic() + expected > float(deadline):
             return
         if not tune_in_process():
             return

@@ -96,9 +96,10 @@ def system_share(results: Sequence[ResultEvent]) -> float:
 
 def remeasure_chance(results: Sequence[ResultEvent], threshold: float) -> float | None:
     """How likely the re-measure under the tuned allocator is, from the configurations measured so far.
-    run_job decides it when the sweep ends, by the system share at the fastest default-allocator
-    configuration against `threshold`; until then that share so far says it: 0 at half the threshold or
-    below, 1 at 1.5 times it or above, in proportion between. None before the first such configuration."""
+    The sweep's child decides it when its sweep ends (child._Sweep.remeasure_tuned), by the system share at
+    the fastest default-allocator configuration against `threshold`; until then that share so far says it:
+    0 at half the threshold or below, 1 at 1.5 times it or above, in proportion between. None before the
+    first such configuration."""
     ok = _ok(results, "default")
     if not ok or threshold <= 0:
         return None
@@ -107,7 +108,7 @@ def remeasure_chance(results: Sequence[ResultEvent], threshold: float) -> float 
 
 def configs_to_recheck(results: Sequence[ResultEvent]) -> list[tuple[int, int]]:
     """The fastest configuration per example under the default allocator: the one the user would train with.
-    (One configuration only: the tuned child pays a fresh start of torch, and the job has a time limit.)"""
+    (One configuration only: the job has a time limit, and the sweep has used most of it.)"""
     ok = _ok(results, "default")
     if not ok:
         return []

@@ -7,9 +7,9 @@ The caller's process only relays events, so a crash or an OOM-kill of the child 
 With allocator="auto" the job measures the sweep under glibc's default malloc; when system time is a
 significant share of a step's CPU time (rule cpu.allocator), the same child switches to the tuned thresholds
 (allocator.tune_in_process) and re-measures the fastest configuration, and the job reports the measured gain.
-The sweep gets 70% of the time limit so the re-measure can still run. (Until 2026-12 the re-measure started
-a second child: 2.6-4.7 s of start-up on a 2-core VM for one configuration, and a start the remaining time
-could only count by its chance.)
+The sweep gets 70% of the time limit so the re-measure can still run; it starts no second child, whose
+start-up (2.6-4.7 s on a 2-core VM) cost more than the configuration it timed
+(bench/results/allocator_intel-xeon-2c_in-process/README.md).
 
 A doubling sweep (no batch_sizes given) stops at out-of-memory, at max_batch_size, at a throughput plateau
 (two doublings that gain < 5%), or before a configuration that would end after sweep_budget_s (15 s by
