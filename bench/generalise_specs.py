@@ -39,6 +39,7 @@ EVALUATION_SEEDS = (
     24_016,
     24_017,
     24_018,
+    24_019,
 )
 EVALUATION_SEED = EVALUATION_SEEDS[-1]
 HARDWARE = {"cpu_cores": 2, "ram_gb": 16}  # this machine's description, as the wizard would fill it in
