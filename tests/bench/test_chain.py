@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.chain import reached, report
+from bench.chain import best_trial, reached, report
 
 
 def _chain(*scores: float | None, cpu: float = 2.0) -> dict[str, Any]:
@@ -40,3 +40,19 @@ def test_it_counts_the_chain_cpu_up_to_the_step_that_reached() -> None:
     }
     row = report(results).splitlines()[-1]
     assert "| 1 | 2.0 | 20.0 | 10% |" in row  # the first step's 2 s, not the chain's 6
+
+
+@pytest.mark.parametrize(
+    ("trials", "best"),
+    [
+        ([{"val": 1.0, "val_loss": 0.2}, {"val": 1.0, "val_loss": 0.05}, {"val": 0.9, "val_loss": 0.01}], 1),
+        ([{"val": 0.9, "val_loss": 0.01}, {"val": 1.0, "val_loss": None}], 1),  # the score decides first
+        ([{"val": 1.0, "val_loss": None}, {"val": 1.0, "val_loss": 0.3}], 1),  # a loss beats none
+        ([{"val": None}, {"error": "width"}], None),  # no trial scored
+    ],
+)
+def test_it_breaks_a_tie_on_the_validation_score_by_the_loss(
+    trials: list[dict[str, Any]], best: int | None
+) -> None:
+    found = best_trial(trials)
+    assert (None if found is None else trials.index(found)) == best
