@@ -333,6 +333,9 @@ def run_sweep(payload: ChildPayload, events: EventSink) -> None:
     plan = [(b, [int(t) for t in payload["threads"]]) for b in sizes]
     sweep = _Sweep(payload, events, sum(len(ts) for _, ts in plan))
     reason = _measure_plan(payload, sweep, plan, doubling)
+    # the sweep is over: what it planned and did not start will not run, so the re-measure's announcement
+    # counts one configuration ahead, not the rest of the plan (which the remaining time would price)
+    sweep.total = sweep.done
     sweep.remeasure_tuned()
     sweep.finish(reason)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import replace
 from typing import Any
 
 import psutil
@@ -196,6 +197,22 @@ def test_it_remeasures_with_the_tuned_allocator_when_system_time_is_significant(
         1 - pair["tuned_seconds_per_batch"] / pair["default_seconds_per_batch"]
     )
     assert "cpu.allocator" in [r["rule"] for r in summary["reasons"]]
+
+
+def test_a_sweep_that_stopped_early_announces_its_remeasure_as_the_one_configuration_left() -> None:
+    """A doubling sweep stopped by its budget long before its cap: the re-measure's announcement counts one
+    configuration ahead, not the sweep's unstarted ones (the remaining time prices what `total` counts)."""
+    rec = Recorder()
+    plan = replace(
+        _wide_plan(allocator="auto", system_share_threshold=0.0), batch_sizes=[], sweep_budget_s=1.0
+    )
+    summary = run_job(plan, on_event=rec, should_cancel=lambda: False)
+    assert summary["status"] == "succeeded", summary["error"]
+    sweep = [e for e in rec.of("progress") if not e.get("restart") and e.get("step") != "finished"]
+    planned = max(e["total"] for e in sweep)
+    (announced,) = [e for e in rec.of("progress") if e.get("restart")]
+    assert announced["done"] < planned  # stopped early: a 3000-wide MLP does not reach batch 4096 in 1 s
+    assert announced["total"] == announced["done"] + 1
 
 
 def test_it_does_not_remeasure_where_system_time_is_below_the_threshold() -> None:
