@@ -1,7 +1,8 @@
 """The runs of this folder side by side: the ETA within ±25% from 25% of each job on, the 90% range's
 coverage, and what the re-measure cost (README.md).
 
-Rerun: python bench/results/queue_intel-xeon-2c_in-child-remeasure/compare.py
+Rerun: python bench/results/queue_intel-xeon-2c_in-child-remeasure/compare.py [CODE=FOLDER ...]
+(default: this folder's before/ and runs/; each FOLDER's *.json are `bench queue --forecast` runs)
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
+    folders = [(a.split("=", 1)[0], Path(a.split("=", 1)[1])) for a in argv] or [
+        ("before", HERE / "before"),
+        ("after", HERE / "runs"),
+    ]
     print(
         "| code | run | ETA within ±25% | 90% range held | re-measured | median job, re-measured / not "
         "| first step at |"
@@ -62,7 +67,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|---|---:|")
     totals: dict[str, list[int]] = {}
     tails: dict[str, list[float]] = {}
-    for code, folder in (("before", HERE / "before"), ("after", HERE / "runs")):
+    for code, folder in folders:
         for path in sorted(folder.glob("*.json")):
             s = summary(json.loads(path.read_text()))
             tails.setdefault(code, []).extend(s["tails"])
@@ -89,4 +94,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
