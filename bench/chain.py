@@ -11,10 +11,11 @@ For each data set (bench/advice_data.py) at a target its first probe misses:
   recommendation's candidates a probe can train), sizes (every hidden width x0.5, x1, x2) and learning rates
   (log-uniform 1e-4 to 1e-2), each trial trained by the probe's loop (`learning.train`) on the probe's
   splits (by default as many as the probe repeats: 3 where the test split is small) and judged by the median
-  of its validation scores, as a cross-validated search is; the best trial's median held-out score and the
-  search's CPU time. `--search-splits 1` judges each trial on the probe's first split alone, as this bench
-  did before: on a small sample many trials then tie on a perfect validation split and the pick among them
-  is the sampler's order (iris: 43 of 50 trials at 1.000, their test scores 0.933-1.000).
+  of its validation scores, as a cross-validated search is; the best trial's median held-out score (ties on
+  the validation score broken by the validation loss, `best_trial`) and the search's CPU time.
+  `--search-splits 1` judges each trial on the probe's first split alone, as this bench did before: on a
+  small sample many trials then tie on a perfect validation split (iris: 43 of 50 trials at 1.000, their
+  test scores 0.933-1.000).
 
 Targets (issue 25): on at least three data sets whose first probe misses, the chain reaches the target (or the
 search's best within 1 point) in at most 3 steps and at most 25% of the search's CPU time.
