@@ -192,7 +192,9 @@ class _Sweep:
             return
         if not tune_in_process():
             return
-        self.total += 1
+        # the sweep is over: what it planned and did not start will not run, so the announcement counts
+        # one configuration ahead, not the rest of the plan (which the remaining time would price)
+        self.total = self.done + 1
         step = "re-measuring 1 under the tuned allocator"
         self.events.put(
             {"type": "progress", "done": self.done, "total": self.total, "step": step, "restart": True}
@@ -333,9 +335,6 @@ def run_sweep(payload: ChildPayload, events: EventSink) -> None:
     plan = [(b, [int(t) for t in payload["threads"]]) for b in sizes]
     sweep = _Sweep(payload, events, sum(len(ts) for _, ts in plan))
     reason = _measure_plan(payload, sweep, plan, doubling)
-    # the sweep is over: what it planned and did not start will not run, so the re-measure's announcement
-    # counts one configuration ahead, not the rest of the plan (which the remaining time would price)
-    sweep.total = sweep.done
     sweep.remeasure_tuned()
     sweep.finish(reason)
 
