@@ -19,7 +19,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from advisor.engine.sweepplan import PLATEAU_GAIN, SweepPlan, configuration_seconds, sweep_from_json
+from advisor.engine.sweepplan import (
+    PLATEAU_GAIN,
+    SweepPlan,
+    configuration_seconds,
+    first_child,
+    sweep_from_json,
+)
 
 
 def per_batch(seconds: float, sweep: SweepPlan) -> float:
@@ -43,8 +49,7 @@ def job(j: dict[str, Any]) -> tuple[str, int, list[tuple[float, float]]] | None:
     plan, sweep = j["planned"], sweep_from_json(j["planned"])
     if sweep is None or sweep.batch_sizes or not j["measured"]:
         return None
-    first = j["measured"][0][3]  # the sweep's own rows: a re-measure runs under the other allocator
-    rows = [r for r in j["measured"] if r[3] == first and r[2]]
+    rows = first_child(j["measured"])  # the sweep's own rows: a re-measure runs under the other allocator
     planned = {
         (b, t): per_batch(s, sweep)
         for b, t, s in zip(plan["batches"], plan["threads"], plan["steps"], strict=True)
@@ -52,7 +57,7 @@ def job(j: dict[str, Any]) -> tuple[str, int, list[tuple[float, float]]] | None:
     ran = [(r[0], r[1]) for r in rows]
     extra = [c for c in ran if c not in planned]
     missing = [c for c in planned if c not in ran]
-    kept = [c for c in extra if any(r[4] for r in rows if r[1] == c[1] and r[0] < c[0])]
+    kept = [c for c in extra if any(r[3] for r in rows if r[1] == c[1] and r[0] < c[0])]
     how = {(False, False): "same", (True, False): "more", (False, True): "fewer"}.get(
         (bool(extra), bool(missing)), "both"
     )
