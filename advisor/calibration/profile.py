@@ -43,7 +43,7 @@ from advisor.calibration.points import (
 )
 from advisor.contract import LayerArgs
 from advisor.engine import profile as curves
-from advisor.engine.costmodel import step_factor
+from advisor.engine.costmodel import with_factors
 from advisor.engine.layercost import (
     CELL_STEPS,
     CPU_CHANNEL_BLOCK,
@@ -212,7 +212,7 @@ def _at_threads(
             each(partial(optimizer_seconds, name, 16, 16_000, dev, sync, r)),
             each(partial(optimizer_seconds, name, 2, 16_000, dev, sync, r)),
         )
-    # the whole steps set the factor that multiplies every prediction (costmodel.step_factor)
+    # the whole steps set the factors that multiply every prediction (costmodel.with_factors)
     whole_s = WHOLE_STEP_SECONDS * profile_scale()
     whole = [each(partial(harness_step, c, dev, sync, whole_s)) for c in WHOLE_STEPS]
 
@@ -255,8 +255,7 @@ def _at_threads(
         }
         if transposed:
             rates["conv_transpose"] = sorted([size, net(t[count])] for size, t in transposed)
-        rates["step_factor"] = step_factor(rates)
-        return rates
+        return with_factors(rates)
 
     return {str(count): at(count) for count in counts}
 

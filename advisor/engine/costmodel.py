@@ -39,7 +39,7 @@ from advisor.engine.profile import (
     at_threads,
     interpolate,
 )
-from advisor.engine.wholesteps import FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
+from advisor.engine.wholesteps import DECODER_FACTOR_STEPS, FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
 
 _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
@@ -254,25 +254,37 @@ def _step_cost(
 ) -> StepCost:
     rates = at_threads(profile, threads)
     compute, other = _STEPS[family_of(candidate).step](_Costing(candidate, batch_size, rates))
-    factor = factor_of(profile) if with_factor else 1.0
+    factor = factor_of(profile, candidate) if with_factor else 1.0
     return StepCost(factor * (compute + other), factor * compute, factor * other)
 
 
-def factor_of(profile: DeviceProfile) -> float:
+def factor_of(profile: DeviceProfile, candidate: Trainable | None = None) -> float:
     """What multiplies every modelled step on this device: what whole steps cost beyond their layers timed
-    alone (the profile's `step_factor`), the fewest threads' at every count. The whole
+    alone (the profile's `step_factor`), the fewest threads' at every count; for a candidate with a transposed
+    convolution on a CPU, the geometric mean of that and the CNN's whole step's (`decoder_step_factor`,
+    wholesteps.DECODER_FACTOR_STEPS: why there). The whole
     steps are tiny networks of 1-3 ms, and at 2 threads their hand-offs swung from one profiling to the next
     (0.8x to 1.5x of the 1-thread factor within minutes), scaling every 2-thread estimate with them while the
     networks' measured speed-ups held at 1.2-1.4x. Each count's layer points carry its speed-up; what a sum of
     layers misses is the same at any count
     (bench/results/generalise_amd-epyc-2c_factor-per-count/README.md)."""
     fewest = at_threads(profile, 1)  # the nearest profiled count to 1: the fewest
-    return fewest.get("step_factor", 1.0)
+    factor = fewest.get("step_factor", 1.0)
+    image = fewest.get("decoder_step_factor")
+    if image is None or candidate is None or profile.get("kind") == "cuda" or not _transposed(candidate):
+        return factor
+    return math.sqrt(factor * image)
 
 
-def step_factor(rates: ThreadProfile) -> float:
-    """Measured / modelled seconds (without a factor) of the profile's whole steps (wholesteps.FACTOR_STEPS),
-    clamped to FACTOR_RANGE; the stored factor where the profile kept no whole-step seconds (version < 3)."""
+def _transposed(candidate: Trainable) -> bool:
+    layers = candidate["networks"].values()
+    return any(item["kind"] == "ConvTranspose2d" for network in layers for item in network)
+
+
+def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> float:
+    """Measured / modelled seconds (without a factor) of the profile's whole `steps` (default
+    wholesteps.FACTOR_STEPS), clamped to FACTOR_RANGE; the stored factor where the profile kept no whole-step
+    seconds (version < 3)."""
     measured = rates.get("whole_step_seconds")
     if not measured:
         return rates.get("step_factor", 1.0)
@@ -289,7 +301,7 @@ def step_factor(rates: ThreadProfile) -> float:
     }
     ratios = []
     # a profile from before a step was added (version < 9) has only the first ones: its first one stands in
-    for i in sorted({i if i < len(measured) else 0 for i in FACTOR_STEPS}):
+    for i in sorted({i if i < len(measured) else 0 for i in steps}):
         c = WHOLE_STEPS[i]
         # a whole step's candidate gives only what a step reads of its training (wholesteps.candidate)
         step = cast(Trainable, c)
@@ -302,10 +314,18 @@ def step_factor(rates: ThreadProfile) -> float:
 def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
     """The profile with each thread count's step factor derived by today's cost model from the whole-step
     seconds it stored: a factor is the ratio to the model that set it, stale once the model changes."""
-    threads = {
-        t: ThreadProfile(**{**r, "step_factor": step_factor(r)}) for t, r in profile["threads"].items()
-    }
+    threads = {t: with_factors(r) for t, r in profile["threads"].items()}
     return {**profile, "threads": threads}
+
+
+def with_factors(rates: ThreadProfile) -> ThreadProfile:
+    """A thread count's rates with the factors its whole-step seconds give today's cost model (factor_of
+    reads them)."""
+    found = ThreadProfile(**rates)
+    found["step_factor"] = step_factor(rates)
+    if rates.get("whole_step_seconds"):
+        found["decoder_step_factor"] = step_factor(rates, DECODER_FACTOR_STEPS)
+    return found
 
 
 def fastest_threads(candidate: Trainable, *, batch_size: int, profile: DeviceProfile, cores: int) -> int:

@@ -92,6 +92,8 @@ class ThreadProfile(TypedDict):
     # its batch, runs the loss and the optimiser over every tensor and finds no weights in cache, which
     # isolated layers timed in a loop do not show (absent in older profiles: 1)
     step_factor: NotRequired[float]
+    # the same from wholesteps.DECODER_FACTOR_STEPS (the CNN's step), which costmodel.factor_of mixes in
+    decoder_step_factor: NotRequired[float]
     # measured seconds of each of wholesteps.WHOLE_STEPS, from which the factor is derived (version >= 3)
     whole_step_seconds: NotRequired[list[float]]
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state

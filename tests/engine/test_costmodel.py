@@ -341,6 +341,49 @@ def test_the_step_factor_is_derived_from_the_stored_whole_steps_by_todays_model(
     assert with_current_factor(older)["threads"]["1"]["step_factor"] == 1.3
 
 
+def _with_whole_steps(ratios: list[float], kind: str = "cpu") -> Any:
+    """PROFILE with each whole step timed `ratios[i]` x what today's model gives it, factors derived."""
+    profile = copy.deepcopy(PROFILE)
+    profile["kind"] = kind
+    for rates in profile["threads"].values():
+        rates["whole_step_seconds"] = [
+            r
+            * step_cost(c, batch_size=c["training"]["batch_size"], threads=1, profile=PROFILE).seconds
+            / factor_of(PROFILE)
+            for r, c in zip(ratios, WHOLE_STEPS, strict=True)
+        ]
+    return with_current_factor(profile)
+
+
+@pytest.mark.parametrize(
+    ("family", "kind", "cnn_ratio", "expected"),
+    [
+        ("gan", "cpu", 1.8, (1.8 / 1.2) ** 0.5),  # a generator's transposed convolutions: half the excess
+        ("gan", "cpu", 1.2, 1.0),
+        ("gan", "cpu", 0.9, (0.9 / 1.2) ** 0.5),
+        ("gan", "cuda", 1.8, 1.0),  # measured on CPUs only
+        ("cnn", "cpu", 1.8, 1.0),  # convolutions without a transposed one: the wide MLP's factor alone
+        ("ffn", "cpu", 1.8, 1.0),
+    ],
+)
+def test_a_network_with_a_transposed_convolution_takes_half_the_cnn_steps_excess(
+    family: str, kind: str, cnn_ratio: float, expected: float
+) -> None:
+    candidate = _families()[family]
+    transposed = any(
+        item["kind"] == "ConvTranspose2d" for layers in candidate["networks"].values() for item in layers
+    )
+    assert transposed == (family == "gan")
+    base = _with_whole_steps([1.0, 1.2, 1.2], kind)
+    other = _with_whole_steps([1.0, cnn_ratio, 1.2], kind)
+    assert other["threads"]["1"]["step_factor"] == pytest.approx(1.2)
+    assert other["threads"]["1"]["decoder_step_factor"] == pytest.approx(cnn_ratio)
+    for threads in (1, 2):
+        plain = step_cost(candidate, batch_size=32, threads=threads, profile=base).seconds
+        mixed = step_cost(candidate, batch_size=32, threads=threads, profile=other).seconds
+        assert mixed == pytest.approx(expected * plain)
+
+
 def test_a_causal_convolution_is_read_off_its_own_curve_or_an_older_profiles_conv_curve() -> None:
     layers = [
         {
