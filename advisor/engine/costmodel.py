@@ -313,9 +313,12 @@ def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> 
 
 def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
     """The profile with each thread count's step factor derived by today's cost model from the whole-step
-    seconds it stored: a factor is the ratio to the model that set it, stale once the model changes."""
+    seconds it stored: a factor is the ratio to the model that set it, stale once the model changes. A merged
+    profile's members too: a step is priced as the median of their prices (`priced`)."""
     threads = {t: with_factors(r) for t, r in profile["threads"].items()}
-    return {**profile, "threads": threads}
+    if "members" not in profile:
+        return {**profile, "threads": threads}
+    return {**profile, "threads": threads, "members": [with_current_factor(m) for m in profile["members"]]}
 
 
 def with_factors(rates: ThreadProfile) -> ThreadProfile:

@@ -11,7 +11,7 @@ from advisor.engine import estimate_for, measured_estimate, recommend
 from advisor.engine.costmodel import factor_of, fastest_threads, step_cost, step_factor, with_current_factor
 from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
 from advisor.engine.layercost import NO_INPUT_GRAD_SHARE
-from advisor.engine.profile import at_threads, interpolate, is_current
+from advisor.engine.profile import at_threads, interpolate, is_current, merge
 from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
 from tests.engine.profiles import synthetic_profile
 from tests.engine.specs import CPU, GPU, spec
@@ -382,6 +382,26 @@ def test_a_network_with_a_transposed_convolution_takes_half_the_cnn_steps_excess
         plain = step_cost(candidate, batch_size=32, threads=threads, profile=base).seconds
         mixed = step_cost(candidate, batch_size=32, threads=threads, profile=other).seconds
         assert mixed == pytest.approx(expected * plain)
+
+
+def test_a_merged_profiles_members_take_todays_factors_too() -> None:
+    """A device's stored profile is merged from raw ones, each with the factors of the model that took it."""
+    older = []
+    for _ in range(3):
+        member = _with_whole_steps([1.0, 1.8, 1.2])
+        for rates in member["threads"].values():
+            rates.pop("decoder_step_factor")  # taken before the decoders' factor
+            rates["step_factor"] = 99.0  # and by a model whose factor differs
+        older.append(member)
+    merged = merge(older)
+    assert all("decoder_step_factor" not in m["threads"]["1"] for m in merged["members"])
+    current = with_current_factor(merged)
+    for m in current["members"]:
+        assert m["threads"]["1"]["step_factor"] == pytest.approx(1.2)
+        assert m["threads"]["1"]["decoder_step_factor"] == pytest.approx(1.8)
+    gan = _families()["gan"]
+    fresh = step_cost(gan, batch_size=32, threads=1, profile=_with_whole_steps([1.0, 1.8, 1.2])).seconds
+    assert step_cost(gan, batch_size=32, threads=1, profile=current).seconds == pytest.approx(fresh)
 
 
 def test_a_causal_convolution_is_read_off_its_own_curve_or_an_older_profiles_conv_curve() -> None:
