@@ -36,9 +36,12 @@ def test_every_large_request_of_a_cnn_step_is_in_the_account() -> None:
     makes every request of 16 KiB or more that glibc sees in the second training step, size for size."""
     result = _traced("cnn", 32)
     assert result["not_in_account"] == []
-    # the same sequence on the simulated heap against glibc's own top: glibc's varies by about 15% from
-    # one process to the next (its heap starts with the fixed cost's holes, the replay with none), so 35%
-    assert 0.65 < result["simulated"] / result["glibc_top"] < 1.35  # type: ignore[operator]
+    # the same sequence on the simulated heap against glibc's own top. glibc's top is lower where the
+    # fixed cost's holes take some of the step's requests, which varies from one process to the next (14.5
+    # to 23.1 MB over 12 processes on a 2-core EPYC, 2 of them more than 35% under the replay's 22.3); the
+    # replay starts with no holes, so it is set against the highest top of three processes
+    tops = [result["glibc_top"], *(_traced("cnn", 32)["glibc_top"] for _ in range(2))]
+    assert 0.65 < result["simulated"] / max(tops) < 1.35  # type: ignore[operator, type-var]
 
 
 def test_a_transposed_convolutions_temporaries_are_in_the_account() -> None:
