@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from advisor.engine import recommend
+
 CPU = {"cpu_cores": 4, "ram_gb": 32}
 GPU = {"cpu_cores": 8, "ram_gb": 64, "gpu": "gtx-1080"}
 
@@ -19,6 +21,26 @@ def spec(task: str, shape: list[int], **extra: Any) -> dict[str, Any]:
     data.update(extra)
     top["data"] = data
     return top
+
+
+# a spec per kind of step: each reaches at least one family first
+FAMILY_SPECS = {
+    "ffn": spec("tabular", [20], outputs=3),
+    "cnn": spec("vision", [1, 28, 28], outputs=10),
+    "lstm": spec("sequence", [50, 12], outputs=5),
+    "gan": spec("generation", [1, 28, 28], generation="random"),
+    "vae": spec("generation", [20], generation="controlled"),
+    "dbn": spec("tabular", [40], outputs=4, labelled_fraction=0.2),
+}
+
+
+def first_of_each_family() -> dict[str, dict[str, Any]]:
+    """Every family the specs reach, with a candidate each (the first one the engine proposes)."""
+    found: dict[str, dict[str, Any]] = {}
+    for s in FAMILY_SPECS.values():
+        for c in recommend(s)["candidates"]:
+            found.setdefault(c["family"], c)
+    return found
 
 
 def out_of_ram(storage: str) -> dict[str, Any]:

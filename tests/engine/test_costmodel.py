@@ -8,32 +8,14 @@ from typing import Any
 import pytest
 
 from advisor.engine import estimate_for, measured_estimate, recommend
-from advisor.engine.costmodel import factor_of, fastest_threads, step_cost, step_factor, with_current_factor
+from advisor.engine.costmodel import factor_of, fastest_threads, step_cost
 from advisor.engine.estimate import CATALOG_ERROR, MEASURED_ERROR, PROFILED_ERROR
 from advisor.engine.layercost import NO_INPUT_GRAD_SHARE
-from advisor.engine.profile import at_threads, interpolate, is_current, merge
-from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
+from advisor.engine.profile import at_threads, interpolate, is_current
 from tests.engine.profiles import synthetic_profile
-from tests.engine.specs import CPU, GPU, spec
+from tests.engine.specs import CPU, GPU, first_of_each_family, spec
 
 PROFILE = synthetic_profile()
-FAMILY_SPECS = {
-    "ffn": spec("tabular", [20], outputs=3),
-    "cnn": spec("vision", [1, 28, 28], outputs=10),
-    "lstm": spec("sequence", [50, 12], outputs=5),
-    "gan": spec("generation", [1, 28, 28], generation="random"),
-    "vae": spec("generation", [20], generation="controlled"),
-    "dbn": spec("tabular", [40], outputs=4, labelled_fraction=0.2),
-}
-
-
-def _families() -> dict[str, dict[str, Any]]:
-    """Every family the specs reach, with a candidate each (the first one the engine proposes)."""
-    found: dict[str, dict[str, Any]] = {}
-    for s in FAMILY_SPECS.values():
-        for c in recommend(s)["candidates"]:
-            found.setdefault(c["family"], c)
-    return found
 
 
 @pytest.mark.parametrize(
@@ -59,7 +41,7 @@ def test_it_reads_times_off_a_measured_curve(
 
 
 def test_every_family_costs_more_at_a_larger_batch() -> None:
-    families = _families()
+    families = first_of_each_family()
     assert {"ffn", "cnn", "lstm", "gan", "vae", "dbn"} <= set(families)
     for family, c in families.items():
         small = step_cost(c, batch_size=16, threads=1, profile=PROFILE)
@@ -69,7 +51,7 @@ def test_every_family_costs_more_at_a_larger_batch() -> None:
 
 
 def test_a_gan_step_runs_the_discriminator_three_times_and_both_optimisers() -> None:
-    gan = _families()["gan"]
+    gan = first_of_each_family()["gan"]
     both = step_cost(gan, batch_size=64, threads=1, profile=PROFILE)
     d_only = copy.deepcopy(gan)
     d_only["networks"]["generator"] = []
@@ -205,30 +187,6 @@ def test_it_costs_long_sequences_along_the_line_through_the_profiles_two_lengths
     assert long / short == pytest.approx(expected_ratio, rel=1e-6)
 
 
-@pytest.mark.parametrize("factor", [0.5, 1.0, 2.5])
-def test_a_profiles_step_factor_scales_the_whole_step(factor: float) -> None:
-    cnn = _families()["cnn"]
-    profile = copy.deepcopy(PROFILE)
-    profile["threads"]["1"]["step_factor"] = factor
-    plain = step_cost(cnn, batch_size=64, threads=1, profile=PROFILE)
-    scaled = step_cost(cnn, batch_size=64, threads=1, profile=profile)
-    assert scaled.seconds == pytest.approx(factor * plain.seconds)
-    assert scaled.compute == pytest.approx(factor * plain.compute)
-
-
-@pytest.mark.parametrize(("fewest", "more"), [(1.5, 3.0), (1.5, 0.6), (1.0, 1.0)])
-def test_every_thread_count_takes_the_fewest_threads_step_factor(fewest: float, more: float) -> None:
-    """The 2-thread whole steps' factor swings between profilings; the 1-thread one stands for every count."""
-    cnn = _families()["cnn"]
-    profile, same = copy.deepcopy(PROFILE), copy.deepcopy(PROFILE)
-    profile["threads"]["1"]["step_factor"], profile["threads"]["2"]["step_factor"] = fewest, more
-    same["threads"]["1"]["step_factor"] = same["threads"]["2"]["step_factor"] = fewest
-    for threads in (1, 2):
-        assert step_cost(cnn, batch_size=64, threads=threads, profile=profile) == step_cost(
-            cnn, batch_size=64, threads=threads, profile=same
-        )
-
-
 def _ffn(layers: list[dict[str, Any]], input_shape: list[int]) -> dict[str, Any]:
     return {
         "family": "ffn",
@@ -318,90 +276,6 @@ def test_a_product_is_bound_by_moving_its_weights_at_a_small_batch_and_by_its_fl
     seconds = step_cost(network, batch_size=batch, threads=1, profile=PROFILE).compute
     assert seconds == pytest.approx(factor_of(PROFILE) * expected)
     assert (memory > flops) == (bound == "memory")
-
-
-@pytest.mark.parametrize("ratio", [0.7, 1.0, 1.6, 5.0])
-def test_the_step_factor_is_derived_from_the_stored_whole_steps_by_todays_model(ratio: float) -> None:
-    profile = copy.deepcopy(PROFILE)
-    rates = profile["threads"]["1"]
-    modelled = [
-        step_cost(c, batch_size=c["training"]["batch_size"], threads=1, profile=PROFILE).seconds
-        / factor_of(PROFILE)
-        for c in WHOLE_STEPS
-    ]
-    rates["whole_step_seconds"] = [ratio * m for m in modelled]
-    rates["step_factor"] = 99.0  # set by an older model: replaced
-    low, high = FACTOR_RANGE
-    assert step_factor(rates) == pytest.approx(min(high, max(low, ratio)))
-    assert with_current_factor(profile)["threads"]["1"]["step_factor"] == pytest.approx(
-        min(high, max(low, ratio))
-    )
-    older = copy.deepcopy(PROFILE)
-    older["threads"]["1"]["step_factor"] = 1.3  # a version-2 profile: no whole steps, its factor is kept
-    assert with_current_factor(older)["threads"]["1"]["step_factor"] == 1.3
-
-
-def _with_whole_steps(ratios: list[float], kind: str = "cpu") -> Any:
-    """PROFILE with each whole step timed `ratios[i]` x what today's model gives it, factors derived."""
-    profile = copy.deepcopy(PROFILE)
-    profile["kind"] = kind
-    for rates in profile["threads"].values():
-        rates["whole_step_seconds"] = [
-            r
-            * step_cost(c, batch_size=c["training"]["batch_size"], threads=1, profile=PROFILE).seconds
-            / factor_of(PROFILE)
-            for r, c in zip(ratios, WHOLE_STEPS, strict=True)
-        ]
-    return with_current_factor(profile)
-
-
-@pytest.mark.parametrize(
-    ("family", "kind", "cnn_ratio", "expected"),
-    [
-        ("gan", "cpu", 1.8, (1.8 / 1.2) ** 0.5),  # a generator's transposed convolutions: half the excess
-        ("gan", "cpu", 1.2, 1.0),
-        ("gan", "cpu", 0.9, (0.9 / 1.2) ** 0.5),
-        ("gan", "cuda", 1.8, 1.0),  # measured on CPUs only
-        ("cnn", "cpu", 1.8, 1.0),  # convolutions without a transposed one: the wide MLP's factor alone
-        ("ffn", "cpu", 1.8, 1.0),
-    ],
-)
-def test_a_network_with_a_transposed_convolution_takes_half_the_cnn_steps_excess(
-    family: str, kind: str, cnn_ratio: float, expected: float
-) -> None:
-    candidate = _families()[family]
-    transposed = any(
-        item["kind"] == "ConvTranspose2d" for layers in candidate["networks"].values() for item in layers
-    )
-    assert transposed == (family == "gan")
-    base = _with_whole_steps([1.0, 1.2, 1.2], kind)
-    other = _with_whole_steps([1.0, cnn_ratio, 1.2], kind)
-    assert other["threads"]["1"]["step_factor"] == pytest.approx(1.2)
-    assert other["threads"]["1"]["decoder_step_factor"] == pytest.approx(cnn_ratio)
-    for threads in (1, 2):
-        plain = step_cost(candidate, batch_size=32, threads=threads, profile=base).seconds
-        mixed = step_cost(candidate, batch_size=32, threads=threads, profile=other).seconds
-        assert mixed == pytest.approx(expected * plain)
-
-
-def test_a_merged_profiles_members_take_todays_factors_too() -> None:
-    """A device's stored profile is merged from raw ones, each with the factors of the model that took it."""
-    older = []
-    for _ in range(3):
-        member = _with_whole_steps([1.0, 1.8, 1.2])
-        for rates in member["threads"].values():
-            rates.pop("decoder_step_factor")  # taken before the decoders' factor
-            rates["step_factor"] = 99.0  # and by a model whose factor differs
-        older.append(member)
-    merged = merge(older)
-    assert all("decoder_step_factor" not in m["threads"]["1"] for m in merged["members"])
-    current = with_current_factor(merged)
-    for m in current["members"]:
-        assert m["threads"]["1"]["step_factor"] == pytest.approx(1.2)
-        assert m["threads"]["1"]["decoder_step_factor"] == pytest.approx(1.8)
-    gan = _families()["gan"]
-    fresh = step_cost(gan, batch_size=32, threads=1, profile=_with_whole_steps([1.0, 1.8, 1.2])).seconds
-    assert step_cost(gan, batch_size=32, threads=1, profile=current).seconds == pytest.approx(fresh)
 
 
 def test_a_causal_convolution_is_read_off_its_own_curve_or_an_older_profiles_conv_curve() -> None:
