@@ -14,9 +14,8 @@ recurrent kernels (LSTM with RNN 9.3 MB, LSTM alone 8.6 MB).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from advisor.contract import Layer, Trainable
+from advisor.contract import Trainable
+from advisor.engine.layers import kinds_in
 
 MB = 1_000_000
 
@@ -39,18 +38,9 @@ _GROUPS: dict[str, dict[str, float]] = {
 _LOSSES = {"mse": 0.92 * MB}  # cross-entropy is the fixed cost's; the others are not measured
 
 
-def _kinds(layers: list[Layer]) -> Iterator[str]:
-    for layer in layers:
-        yield layer["kind"]
-        args = layer.get("args") or {}
-        for branch in [args.get("body"), args.get("shortcut"), *(args.get("branches") or [])]:
-            if branch:
-                yield from _kinds(branch)
-
-
 def code_pages(candidate: Trainable) -> int:
     """Bytes of library code the candidate's training brings in beyond the runtime's fixed cost."""
-    kinds = {kind for layers in candidate["networks"].values() for kind in _kinds(layers)}
+    kinds = kinds_in(candidate)
     total = sum(max((b for k, b in group.items() if k in kinds), default=0.0) for group in _GROUPS.values())
     loss = str((candidate.get("training") or {}).get("loss") or "")
     return round(total + _LOSSES.get(loss, 0.0))

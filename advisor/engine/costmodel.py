@@ -31,7 +31,7 @@ from advisor.engine.layercost import (
     network_seconds,
     parameter_tensors,
 )
-from advisor.engine.layers import KINDS
+from advisor.engine.layers import KINDS, kinds_in
 from advisor.engine.profile import (
     PROFILE_VERSION,
     DeviceProfile,
@@ -270,15 +270,10 @@ def factor_of(profile: DeviceProfile, candidate: Trainable | None = None) -> flo
     (bench/results/generalise_amd-epyc-2c_factor-per-count/README.md)."""
     fewest = at_threads(profile, 1)  # the nearest profiled count to 1: the fewest
     factor = fewest.get("step_factor", 1.0)
-    image = fewest.get("decoder_step_factor")
-    if image is None or candidate is None or profile.get("kind") == "cuda" or not _transposed(candidate):
+    decoder = fewest.get("decoder_step_factor")
+    if decoder is None or candidate is None or profile.get("kind") == "cuda":
         return factor
-    return math.sqrt(factor * image)
-
-
-def _transposed(candidate: Trainable) -> bool:
-    layers = candidate["networks"].values()
-    return any(item["kind"] == "ConvTranspose2d" for network in layers for item in network)
+    return math.sqrt(factor * decoder) if "ConvTranspose2d" in kinds_in(candidate) else factor
 
 
 def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> float:

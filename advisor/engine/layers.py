@@ -19,11 +19,11 @@ batch dimension.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Unpack
 
-from advisor.contract import Layer, LayerArgs
+from advisor.contract import Layer, LayerArgs, Trainable
 from advisor.engine.layershapes import (
     GATES,
     KEPT,
@@ -402,3 +402,17 @@ KINDS: dict[str, Kind] = {
     "Residual": Kind(_residual, None, BRANCHES),
     "Concat": Kind(_concat, None, BRANCHES),
 }
+
+
+def kinds_in(candidate: Trainable) -> set[str]:
+    """Every layer kind a candidate's networks use, branches (Residual, Concat) included."""
+    return {kind for layers in candidate["networks"].values() for kind in _kinds(layers)}
+
+
+def _kinds(layers: list[Layer]) -> Iterator[str]:
+    for layer in layers:
+        yield layer["kind"]
+        args = layer.get("args") or {}
+        for branch in [args.get("body"), args.get("shortcut"), *(args.get("branches") or [])]:
+            if branch:
+                yield from _kinds(branch)

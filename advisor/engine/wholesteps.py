@@ -70,7 +70,7 @@ FACTOR_STEPS = (2,)
 FACTOR_RANGE = (0.5, 3.0)
 # The CNN's step: a network with a transposed convolution (a decoder, a generator) multiplies by the geometric
 # mean of its factor and FACTOR_STEPS' (costmodel.factor_of). On the AMD VM such networks ran 1.26x (median)
-# what the wide MLP's factor priced, in 9 of 11 saved runs; the CNN's step ran 1.3-1.9x its layers there
+# what the wide MLP's factor priced, in 9 of 11 saved runs; the CNN's step ran 1.3-2.1x its layers there
 # (1.1-1.5x on the Intel VM) where the wide MLP's ran 1.1-1.2x. Half the CNN's excess, in log, brought those
 # rows from 66% to 85% within ±25% over both hosts' runs (the weight broad: a quarter to three quarters
 # within a point of each other), while the CNNs themselves, already centred, would be priced 20% over at it
