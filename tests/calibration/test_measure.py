@@ -60,12 +60,11 @@ def test_it_measures_every_family_with_the_contract_fields(family: str) -> None:
     assert r["family"] == family
 
 
-def test_it_times_until_both_the_minimum_count_and_duration_are_reached() -> None:
+def test_it_times_the_minimum_count_when_no_duration_is_asked() -> None:
+    """The duration half of the rule is timed by a synthetic clock in test_stopping_rule.py: on the
+    machine's clock a step's length, and so how long past the minimum it ends, is the machine's."""
     few = measure(C.ffn(), batch_size=4, threads=1, min_iterations=7, min_seconds=0.0, warmup=0)
     assert few["iterations"] == 7
-    long = measure(C.ffn(), batch_size=4, threads=1, min_iterations=2, min_seconds=0.3, warmup=0)
-    assert sum(long["samples"]) <= 0.3 + max(long["samples"]) * 2  # stops soon after the duration
-    assert long["iterations"] > 2
 
 
 def test_it_sets_the_thread_count_for_the_configuration_and_restores_it() -> None:

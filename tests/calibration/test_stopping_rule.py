@@ -35,13 +35,15 @@ class SyntheticTimer:
         self.steps += 1
 
 
-def _time(timer: SyntheticTimer, *, max_seconds: float | None, min_iterations: int = 5) -> dict[str, object]:
+def _time(
+    timer: SyntheticTimer, *, max_seconds: float | None, min_iterations: int = 5, min_seconds: float = 0.0
+) -> dict[str, object]:
     return time_steps(
         timer.step,
         (),
         CPU,
         min_iterations=min_iterations,
-        min_seconds=0.0,
+        min_seconds=min_seconds,
         warmup=0,
         max_seconds=max_seconds,
         clock=timer,
@@ -98,6 +100,23 @@ def test_without_a_time_it_stops_at_the_minimums_and_reports_the_interval() -> N
     assert timed["stopped"] == "minimum" and len(timed["samples"]) == 7  # type: ignore[arg-type]
     lo, hi = timed["median_interval"]  # type: ignore[misc]
     assert lo <= sorted(timed["samples"])[3] <= hi  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("step_s", "min_iterations", "steps"),
+    [
+        (0.04, 2, 8),  # the duration decides: the first step to end at or past 0.3 s is the eighth
+        (0.2, 2, 2),  # two steps are past 0.3 s already
+        (0.001, 400, 400),  # the count decides: 0.4 s
+    ],
+)
+def test_without_a_time_it_stops_at_the_first_step_past_both_minimums(
+    step_s: float, min_iterations: int, steps: int
+) -> None:
+    timer = SyntheticTimer(lambda: step_s)
+    timed = _time(timer, max_seconds=None, min_iterations=min_iterations, min_seconds=0.3)
+    assert len(timed["samples"]) == steps  # type: ignore[arg-type]
+    assert timed["stopped"] == "minimum"
 
 
 def test_two_steps_have_no_interval() -> None:
