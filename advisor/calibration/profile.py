@@ -82,12 +82,7 @@ CONV_TRANSPOSE_SIZES = (
 # small temporal network's first layer to a wide, long one: the 2-D convolutions' curve priced the small
 # ones 4-6x too high here (bench/results/curves_amd-epyc-2c/README.md)
 CONV1D_SIZES = ((32, 8, 32, 3, 1), (32, 32, 64, 3, 2), (32, 64, 128, 3, 4), (32, 128, 256, 3, 8))
-LSTM_SIZES = (
-    (32, 16, 32),
-    (32, 64, 64),
-    (32, 128, 128),
-    (64, 256, 256),
-)  # (batch, input, hidden) of one layer; 8 steps
+LSTM_SIZES = curves.CELL_SIZES  # (batch, input, hidden) of one layer; 8 and CELL_LONG_STEPS steps
 LSTM_STEPS = SEQUENCE_STEPS
 CELL_LONG_STEPS = CELL_STEPS  # the same cells again over more steps: a call's fixed part and per-step part
 LONG_STEPS = LONG_SEQUENCE_STEPS  # the sequence over which per-step growth is measured

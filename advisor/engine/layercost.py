@@ -27,8 +27,15 @@ from advisor.engine.layers import (
     TEMPORAL_CONVOLUTION,
     VIEW,
 )
-from advisor.engine.layershapes import Shape
-from advisor.engine.profile import GRU_CURVE, GRU_LONG_CURVE, PLAIN_CELL_CURVE, ThreadProfile, interpolate
+from advisor.engine.layershapes import GATES, Shape
+from advisor.engine.profile import (
+    CELL_SIZES,
+    GRU_CURVE,
+    GRU_LONG_CURVE,
+    PLAIN_CELL_CURVE,
+    ThreadProfile,
+    interpolate,
+)
 
 # forward + backward of a product whose input needs no gradient: the forward and the weight's gradient, two
 # of the three products the profile timed
@@ -36,6 +43,16 @@ NO_INPUT_GRAD_SHARE = 2 / 3
 SEQUENCE_STEPS = 8  # time steps of the profile's recurrent cells (calibration.profile.LSTM_STEPS)
 LONG_SEQUENCE_STEPS = 128  # and of its second sequence point (calibration.profile.LONG_STEPS)
 CELL_STEPS = 128  # time steps of the profile's second curve of each recurrent cell (version >= 7)
+# A gated cell's (LSTM, GRU) work per step on a CPU: its products' FLOPs plus this many per gate value
+# (batch x gates x hidden: the gates' activations, products and sums forward and backward, none of which
+# the FLOPs count). Keyed by FLOPs alone, the profile's cells (batch 32-64, input half as wide as the state
+# or as wide) priced a cell of more gate values per FLOP (a larger batch, a narrower input or state) short:
+# over the saved version-11 generalise runs of two hosts, recurrent rows at batch <= 32 ran +4 to +22%,
+# at 256 or more -15 to -30%, those fed a few features below those fed tokens. At 64 the AMD host's
+# recurrent rows went from 82% to 90% within ±25% (median |error| 9.9% -> 7.5%), the Intel host's from
+# 67% to 70% (18.8% -> 14.7%); 48-128 are within 3 points of it
+# (bench/results/generalise_saved-runs_cell-gates/). Unmeasured on a GPU: its profiles keep FLOPs alone.
+CELL_GATE_WORK = 64.0
 
 
 # A CPU's convolution kernels (oneDNN) compute channels in blocks of 16 floats, on AVX2 as on AVX-512: a
@@ -115,6 +132,13 @@ def layer_seconds(
             short, long = rates["recurrent"], rates.get("recurrent_long")
         work = batch * flops / max(1, cells)
         if long and not rates.get("sequence_line"):
+            gated = None
+            if kind.cost == GATED_CELL:
+                # the curve's own cells: an older profile's GRU reads the LSTM's (four gates)
+                cell_gates = GATES["GRU"] if short is rates.get(GRU_CURVE) else GATES["LSTM"]
+                gated = _gated_seconds(item, shape, batch, short, long, cell_gates)
+            if gated is not None:
+                return out, gated, 0.0
             return out, calls * _call_seconds(short, long, work, int(shape[0])), 0.0
         return out, _sequence_share(rates, int(shape[0])) * cells * interpolate(short, work), 0.0
     if kind.cost == POOLING and rates.get("pool"):
@@ -149,6 +173,44 @@ def _branches_seconds(
     out = (sum(p[0][0] for p in parts), *parts[0][0][1:])
     extra = interpolate(rates["elementwise"], batch * math.prod(out))
     return out, sum(p[1] for p in parts), sum(p[2] for p in parts) + extra
+
+
+def _gate_keyed(curve: list[list[float]], gates: int) -> list[list[float]] | None:
+    """A cell curve's points keyed by their work with CELL_GATE_WORK per gate value; None where they are not
+    the cells of CELL_SIZES (a GPU's larger ones, a curve made some other way): those keep FLOPs alone."""
+    if len(curve) != len(CELL_SIZES):
+        return None
+    keyed = []
+    for (b, i, h), (flops, seconds) in zip(CELL_SIZES, curve, strict=True):
+        if not math.isclose(flops, 2.0 * b * gates * h * (i + h), rel_tol=1e-9):
+            return None
+        keyed.append([flops + CELL_GATE_WORK * b * gates * h, seconds])
+    return sorted(keyed)
+
+
+def _gated_seconds(
+    item: Layer,
+    shape: Shape,
+    batch: int,
+    short: list[list[float]],
+    long: list[list[float]],
+    cell_gates: int,
+) -> float | None:
+    """An LSTM's or GRU's calls, each layer and direction one, at its own work: its products' FLOPs (its
+    input as wide as the layer below's output) plus CELL_GATE_WORK per gate value; None where the curves'
+    points are not keyed by CELL_SIZES."""
+    keyed_short, keyed_long = _gate_keyed(short, cell_gates), _gate_keyed(long, cell_gates)
+    if keyed_short is None or keyed_long is None:
+        return None
+    args = item["args"]
+    gates, hidden = GATES[item["kind"]], int(args["hidden_size"])
+    directions = 2 if args.get("bidirectional") else 1
+    width, seconds = int(args["input_size"]), 0.0
+    for _ in range(int(args.get("num_layers", 1))):
+        work = 2.0 * batch * gates * hidden * (width + hidden) + CELL_GATE_WORK * batch * gates * hidden
+        seconds += directions * _call_seconds(keyed_short, keyed_long, work, int(shape[0]))
+        width = hidden * directions
+    return seconds
 
 
 def _call_seconds(short: list[list[float]], long: list[list[float]], work: float, steps: int) -> float:

@@ -47,6 +47,10 @@ PLAIN_CELL_CURVE: Final = "rnn"
 GRU_CURVE: Final = "gru"
 GRU_LONG_CURVE: Final = "gru_long"
 
+# (batch, input, hidden) of the recurrent cells a CPU profile times, one layer each at 8 and 128 steps
+# (calibration.profile; every version): what a cell curve's points are (layercost reads them by gate values)
+CELL_SIZES: Final = ((32, 16, 32), (32, 64, 64), (32, 128, 128), (64, 256, 256))
+
 # below a curve's smallest point, seconds shrink with the work down to this share of that point: a 1-channel
 # convolution on 8x8 images measured 0.9 ms a step while the profile's smallest convolution (28x28) took 2 ms
 BELOW_SMALLEST = 0.2
