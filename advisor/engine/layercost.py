@@ -122,9 +122,11 @@ def layer_seconds(
         # than the FLOPs for small cells
         calls = args.get("num_layers", 1) * (2 if args.get("bidirectional") else 1)
         cells = shape[0] * calls
+        cell_gates = GATES["LSTM"]  # of the cells the curve timed: an older profile's GRU reads the LSTM's
         if kind.cost == PLAIN_CELL:
             short, long = rates[PLAIN_CELL_CURVE], rates.get("rnn_long")
         elif item["kind"] == "GRU" and GRU_CURVE in rates:
+            cell_gates = GATES["GRU"]
             # its own cells: a GRU step costs more than the LSTM curve gives for its FLOPs (more small
             # kernels a step; 1.3x the LSTM's time at 64 units for 0.75x the FLOPs)
             short, long = rates[GRU_CURVE], rates.get(GRU_LONG_CURVE)
@@ -134,8 +136,6 @@ def layer_seconds(
         if long and not rates.get("sequence_line"):
             gated = None
             if kind.cost == GATED_CELL:
-                # the curve's own cells: an older profile's GRU reads the LSTM's (four gates)
-                cell_gates = GATES["GRU"] if short is rates.get(GRU_CURVE) else GATES["LSTM"]
                 gated = _gated_seconds(item, shape, batch, short, long, cell_gates)
             if gated is not None:
                 return out, gated, 0.0
