@@ -1,0 +1,53 @@
+"""Seed 24023's quiet rows read two ways, nothing measured: scored as run (the cells' gate work, engine
+version 7) and with FLOPs alone (the cost model before it); then how far each round of measurements and
+each profile sat from the rows' medians, by thread count (the host's speed over the run).
+
+`python bench/results/generalise_amd-epyc-2c_evaluation-20/read.py` (from the repository root)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from advisor.engine import layercost  # after the path above
+from bench.generalise import score
+
+RUN = Path(__file__).resolve().parent / "run.json"
+
+
+def _line(what: str, errors: list[float]) -> str:
+    inside = sum(abs(e) <= 0.25 for e in errors) / len(errors)
+    middle = statistics.median(abs(e) for e in errors)
+    return f"| {what} | {len(errors)} | {inside:.0%} | {middle:.1%} | {statistics.median(errors):+.1%} |"
+
+
+def main() -> None:
+    saved = json.loads(RUN.read_text(encoding="utf-8"))
+    keyed = layercost._gate_keyed
+    print("| cost model, rows | n | within ±25% | median \\|error\\| | signed median |")
+    print("|---|---|---|---|---|")
+    for name, gate_keyed in (("as run (gate work)", keyed), ("FLOPs alone (before)", lambda c, g: None)):
+        layercost._gate_keyed = gate_keyed
+        rows = [r for r in score(saved)["rows"] if r["quiet"]]
+        print(_line(f"{name}, all", [r["error"] for r in rows]))
+        for family in ("lstm", "gru"):
+            print(_line(f"{name}, {family}", [r["error"] for r in rows if r["family"] == family]))
+    layercost._gate_keyed = keyed
+    rows = [r for r in score(saved)["rows"] if r["quiet"]]
+    print()
+    print("| threads | estimate / round 1, 2, 3's measurement - 1 | profile 1-5's estimate / median - 1 |")
+    print("|---|---|---|")
+    for threads in (1, 2):
+        mine = [r for r in rows if r["threads"] == threads]
+        rounds = [statistics.median(r["estimate"] / r["measured"][k] - 1 for r in mine) for k in range(3)]
+        members = [statistics.median(r["each"][p] / r["median"] - 1 for r in mine) for p in range(5)]
+        cells = (", ".join(f"{e:+.1%}" for e in values) for values in (rounds, members))
+        print(f"| {threads} | {' | '.join(cells)} |")
+
+
+if __name__ == "__main__":
+    main()
