@@ -2,7 +2,8 @@
 version 7) and with FLOPs alone (the cost model before it); then how far each round of measurements and
 each profile sat from the rows' medians, by thread count (the host's speed over the run).
 
-`python bench/results/generalise_amd-epyc-2c_evaluation-20/read.py` (from the repository root)."""
+`python bench/results/generalise_amd-epyc-2c_evaluation-20/read.py [RUN.json]` (from the repository root;
+default: this folder's run; `../generalise_amd-epyc-2c_evaluation-21-loaded/run.json` reads the same)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _line(what: str, errors: list[float]) -> str:
 
 
 def main() -> None:
-    saved = json.loads(RUN.read_text(encoding="utf-8"))
+    saved = json.loads((Path(sys.argv[1]) if len(sys.argv) > 1 else RUN).read_text(encoding="utf-8"))
     keyed = layercost._gate_keyed
     print("| cost model, rows | n | within ±25% | median \\|error\\| | signed median |")
     print("|---|---|---|---|---|")
@@ -39,12 +40,20 @@ def main() -> None:
     layercost._gate_keyed = keyed
     rows = [r for r in score(saved)["rows"] if r["quiet"]]
     print()
-    print("| threads | estimate / round 1, 2, 3's measurement - 1 | profile 1-5's estimate / median - 1 |")
+    print("| threads | estimate / each round's measurement - 1 | each profile's estimate / the median - 1 |")
     print("|---|---|---|")
     for threads in (1, 2):
         mine = [r for r in rows if r["threads"] == threads]
-        rounds = [statistics.median(r["estimate"] / r["measured"][k] - 1 for r in mine) for k in range(3)]
-        members = [statistics.median(r["each"][p] / r["median"] - 1 for r in mine) for p in range(5)]
+        if not mine:
+            continue
+        rounds = [
+            statistics.median(r["estimate"] / r["measured"][k] - 1 for r in mine)
+            for k in range(len(mine[0]["measured"]))
+        ]
+        members = [
+            statistics.median(r["each"][p] / r["median"] - 1 for r in mine)
+            for p in range(len(mine[0]["each"]))
+        ]
         cells = (", ".join(f"{e:+.1%}" for e in values) for values in (rounds, members))
         print(f"| {threads} | {' | '.join(cells)} |")
 
