@@ -1,6 +1,7 @@
 """Seed 24023's quiet rows read two ways, nothing measured: scored as run (the cells' gate work, engine
 version 7) and with FLOPs alone (the cost model before it); then how far each round of measurements and
-each profile sat from the rows' medians, by thread count (the host's speed over the run).
+each profile sat from the rows' medians, by thread count (the host's speed over the run); last, by thread
+count, the estimate's share within ±25% beside the floor's (each measurement against the others' median).
 
 `python bench/results/generalise_amd-epyc-2c_evaluation-20/read.py [RUN.json]` (from the repository root;
 default: this folder's run; `../generalise_amd-epyc-2c_evaluation-21-loaded/run.json` reads the same)."""
@@ -15,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from advisor.engine import layercost  # after the path above
-from bench.generalise import score
+from bench.generalise import _floor, score
 
 RUN = Path(__file__).resolve().parent / "run.json"
 
@@ -56,6 +57,16 @@ def main() -> None:
         ]
         cells = (", ".join(f"{e:+.1%}" for e in values) for values in (rounds, members))
         print(f"| {threads} | {' | '.join(cells)} |")
+    print()
+    print("| threads | rows | estimate within ±25% | floor within ±25% |")
+    print("|---|---|---|---|")
+    for threads in (1, 2):
+        mine = [r for r in rows if r["threads"] == threads]
+        if not mine:
+            continue
+        floor = _floor(mine)  # the bench's own: each measurement predicted by its others' median
+        inside = [sum(abs(e) <= 0.25 for e in es) / len(es) for es in ([r["error"] for r in mine], floor)]
+        print(f"| {threads} | {len(mine)} | {inside[0]:.0%} | {inside[1]:.0%} |")
 
 
 if __name__ == "__main__":
