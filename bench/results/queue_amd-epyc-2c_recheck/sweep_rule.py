@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from advisor.engine.sweepplan import PLATEAU_DOUBLINGS, PLATEAU_GAIN, PRUNE_MARGIN, after_batch
+from advisor.engine.sweepplan import PLATEAU_DOUBLINGS, PLATEAU_GAIN, after_batch
 
 Row = tuple[int, int, float, bool]  # batch, threads, seconds per batch, unreliable
 Rule = Callable[[dict[int, float], float, int, frozenset[int]], tuple[list[int], float, int]]
@@ -27,9 +27,9 @@ Rule = Callable[[dict[int, float], float, int, frozenset[int]], tuple[list[int],
 def reliable_gains(
     rates: dict[int, float], best: float, flat: int, keep: frozenset[int] = frozenset()
 ) -> tuple[list[int], float, int]:
-    """after_batch, but only a reliable rate (not in `keep`) can show a gain or raise the best."""
-    top = max(rates.values())
-    active = [t for t, r in rates.items() if r >= top * (1.0 - PRUNE_MARGIN) or t in keep]
+    """after_batch, but only a reliable rate (not in `keep`) can show a gain or raise the best; which thread
+    counts stay is after_batch's own."""
+    active, _, _ = after_batch(rates, best, flat, keep)
     sure = [r for t, r in rates.items() if t not in keep]
     gained = bool(sure) and max(sure) >= best * PLATEAU_GAIN
     return active, max(best, max(sure, default=0.0)), 0 if gained else flat + 1
