@@ -107,6 +107,14 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # How long opening a connection may take (seconds) before it fails. psycopg's own default is 130 s: a
+    # database host that stops answering (its packets dropped, not refused) held a page for that long before
+    # the 503, and a worker's heartbeat, whose device then looked offline to everyone; failing sooner lets
+    # the next request or beat try a new connection.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 10, minimum=2
+    )
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The web server and the worker write to the same file: wait for the lock instead of failing at once.
     # WAL lets readers (pages, polls) proceed while the worker writes; IMMEDIATE takes the write lock at
