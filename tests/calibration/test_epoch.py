@@ -6,6 +6,7 @@ import itertools
 import statistics
 
 from advisor.calibration import measure
+from advisor.calibration.contention import Probe, judge
 from advisor.calibration.epoch import loading_seconds_per_batch, predicted_epoch_seconds, train_one_epoch
 from tests.calibration import candidates as C
 
@@ -38,7 +39,12 @@ def test_it_predicts_one_epoch_within_10_percent() -> None:
     those. With three CPU-bound processes beside it on this 2-core VM, the epochs ran 63-70% longer than the
     predictions beside them: the process got a quarter of a CPU in the epoch and 90% in measure()'s loop,
     and measure() marked every one of them (`runnable`). Where the machine stays that busy, the test asks
-    that each prediction was marked for the load, which is what keeps such a figure off a headline."""
+    that each prediction was marked for the load, which is what keeps such a figure off a headline.
+
+    The epoch itself is judged by the same signals as measure()'s loop (contention.judge over its CPU time,
+    steal and runnable tasks): an epoch that waited for a CPU says nothing of the prediction. Without that,
+    one CI run scored epochs 10-23% longer than the trusted predictions beside them (median -17%, control
+    spread 10%) and failed, with no figure to tell whether the epochs had lost the CPU."""
     cand = C.cnn()
     batch, examples = 32, 32 * 120 - 16
 
@@ -48,25 +54,31 @@ def test_it_predicts_one_epoch_within_10_percent() -> None:
         seconds = predicted_epoch_seconds(m["mean_seconds_per_batch"] + load, examples, batch)
         return seconds, [r["code"] for r in m["unreliable_reasons"]]
 
-    def epoch() -> float:
-        return float(train_one_epoch(cand, examples=examples, batch_size=batch, threads=1)["seconds"])
+    def epoch() -> tuple[float, list[str]]:
+        probe = Probe()
+        probe.start()
+        r = train_one_epoch(cand, examples=examples, batch_size=batch, threads=1)
+        seen = probe.finish(cpu_seconds=r["cpu_seconds"], timed_seconds=r["seconds"], threads=1)
+        reasons = judge(seen, halfwidth=0.0, timed_seconds=r["seconds"], iterations=r["batches"])
+        return float(r["seconds"]), [x["code"] for x in reasons]
 
-    predictions, errors = [predict()], []
+    predictions, errors, epochs = [predict()], [], []
     for _ in range(12):
-        actual = epoch()
+        actual, doubts = epoch()
+        epochs.append((round(actual, 3), doubts))
         predictions.append(predict())
         (before, doubts_before), (after, doubts_after) = predictions[-2:]
-        if not doubts_before and not doubts_after:
+        if not doubts_before and not doubts_after and not doubts:
             errors.append((before + after) / 2 / actual - 1.0)
         if len(errors) == 7:
             break
-    if len(errors) < 3:  # busy throughout: every prediction it could not trust says why
-        doubted = [codes for _, codes in predictions if codes]
+    if len(errors) < 3:  # busy throughout: every prediction and epoch it could not trust says why
+        doubted = [codes for _, codes in predictions if codes] + [codes for _, codes in epochs if codes]
         assert all(LOAD_CODES & set(codes) for codes in doubted), doubted
         return
     control = [b / a - 1.0 for (a, _), (b, _) in itertools.pairwise(predictions)]
     q1, _, q3 = statistics.quantiles(control, n=4)
-    assert abs(statistics.median(errors)) < min(0.25, max(0.10, q3 - q1)), (errors, control)
+    assert abs(statistics.median(errors)) < min(0.25, max(0.10, q3 - q1)), (errors, control, epochs)
 
 
 def test_a_sweeps_gathering_starts_no_gather_after_its_time() -> None:
