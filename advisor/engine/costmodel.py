@@ -39,7 +39,14 @@ from advisor.engine.profile import (
     at_threads,
     interpolate,
 )
-from advisor.engine.wholesteps import DECODER_FACTOR_STEPS, FACTOR_RANGE, FACTOR_STEPS, WHOLE_STEPS
+from advisor.engine.wholesteps import (
+    DECODER_FACTOR_STEPS,
+    FACTOR_RANGE,
+    FACTOR_STEPS,
+    SMALL_FACTOR_STEPS,
+    SMALL_STEP_SPAN,
+    WHOLE_STEPS,
+)
 
 _ADAM_LIKE = {"adam", "adamw", "rmsprop", "adagrad", "adadelta"}
 # CD-1 (steps.cd1_gradients): three products forward-sized (up, down, up) and two outer products; the
@@ -254,26 +261,40 @@ def _step_cost(
 ) -> StepCost:
     rates = at_threads(profile, threads)
     compute, other = _STEPS[family_of(candidate).step](_Costing(candidate, batch_size, rates))
-    factor = factor_of(profile, candidate) if with_factor else 1.0
+    factor = factor_of(profile, candidate, compute + other) if with_factor else 1.0
     return StepCost(factor * (compute + other), factor * compute, factor * other)
 
 
-def factor_of(profile: DeviceProfile, candidate: Trainable | None = None) -> float:
+def factor_of(
+    profile: DeviceProfile, candidate: Trainable | None = None, modelled: float | None = None
+) -> float:
     """What multiplies every modelled step on this device: what whole steps cost beyond their layers timed
     alone (the profile's `step_factor`), the fewest threads' at every count; for a candidate with a transposed
-    convolution on a CPU, the geometric mean of that and the CNN's whole step's (`decoder_step_factor`,
+    convolution on a CPU, times the square root of the CNN's whole step's ratio to it (`decoder_step_factor`,
     wholesteps.DECODER_FACTOR_STEPS: why there). The whole
     steps are tiny networks of 1-3 ms, and at 2 threads their hand-offs swung from one profiling to the next
     (0.8x to 1.5x of the 1-thread factor within minutes), scaling every 2-thread estimate with them while the
     networks' measured speed-ups held at 1.2-1.4x. Each count's layer points carry its speed-up; what a sum of
     layers misses is the same at any count
-    (bench/results/generalise_amd-epyc-2c_factor-per-count/README.md)."""
+    (bench/results/generalise_amd-epyc-2c_factor-per-count/README.md).
+
+    On a CPU, a step whose `modelled` seconds (its sum, no factor) come near the small MLP's takes half that
+    step's excess over the factor, in log, fading to none at wholesteps.SMALL_STEP_SPAN x its seconds
+    (`small_step_factor`, `small_step_modelled`: why there)."""
     fewest = at_threads(profile, 1)  # the nearest profiled count to 1: the fewest
     factor = fewest.get("step_factor", 1.0)
-    decoder = fewest.get("decoder_step_factor")
-    if decoder is None or candidate is None or profile.get("kind") == "cuda":
+    if profile.get("kind") == "cuda":
         return factor
-    return math.sqrt(factor * decoder) if "ConvTranspose2d" in kinds_in(candidate) else factor
+    sized = factor
+    small, anchor = fewest.get("small_step_factor"), fewest.get("small_step_modelled")
+    if modelled is not None and small is not None and anchor:
+        reach = math.log(max(modelled, 1e-12) / anchor) / math.log(SMALL_STEP_SPAN)
+        near = 1.0 - min(1.0, max(0.0, reach))  # 1 at the small step's seconds and below, 0 past the span
+        sized = factor * math.sqrt(small / factor) ** near
+    decoder = fewest.get("decoder_step_factor")
+    if decoder is None or candidate is None or "ConvTranspose2d" not in kinds_in(candidate):
+        return sized
+    return sized * math.sqrt(decoder / factor)
 
 
 def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> float:
@@ -283,6 +304,16 @@ def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> 
     measured = rates.get("whole_step_seconds")
     if not measured:
         return rates.get("step_factor", 1.0)
+    ratios = []
+    # a profile from before a step was added (version < 9) has only the first ones: its first one stands in
+    for i in sorted({i if i < len(measured) else 0 for i in steps}):
+        ratios.append(measured[i] / _whole_step_modelled(rates, i))
+    low, high = FACTOR_RANGE
+    return min(high, max(low, statistics.median(ratios)))
+
+
+def _whole_step_modelled(rates: ThreadProfile, index: int) -> float:
+    """Today's model's seconds of wholesteps.WHOLE_STEPS[index] on these rates, without a factor."""
     profile: DeviceProfile = {
         "version": PROFILE_VERSION,
         "kind": "",
@@ -294,16 +325,10 @@ def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> 
         "profiled_at": "",
         "seconds": 0.0,
     }
-    ratios = []
-    # a profile from before a step was added (version < 9) has only the first ones: its first one stands in
-    for i in sorted({i if i < len(measured) else 0 for i in steps}):
-        c = WHOLE_STEPS[i]
-        # a whole step's candidate gives only what a step reads of its training (wholesteps.candidate)
-        step = cast(Trainable, c)
-        modelled = _step_cost(step, int(c["training"]["batch_size"]), 1, profile, with_factor=False)
-        ratios.append(measured[i] / modelled.seconds)
-    low, high = FACTOR_RANGE
-    return min(high, max(low, statistics.median(ratios)))
+    c = WHOLE_STEPS[index]
+    # a whole step's candidate gives only what a step reads of its training (wholesteps.candidate)
+    step = cast(Trainable, c)
+    return _step_cost(step, int(c["training"]["batch_size"]), 1, profile, with_factor=False).seconds
 
 
 def with_current_factor(profile: DeviceProfile) -> DeviceProfile:
@@ -321,8 +346,13 @@ def with_factors(rates: ThreadProfile) -> ThreadProfile:
     reads them)."""
     found = ThreadProfile(**rates)
     found["step_factor"] = step_factor(rates)
-    if rates.get("whole_step_seconds"):
+    measured = rates.get("whole_step_seconds")
+    if measured:
         found["decoder_step_factor"] = step_factor(rates, DECODER_FACTOR_STEPS)
+    # a profile from before the wide MLP (version < 9) has the small MLP's alone, which sets its factor
+    if measured and len(measured) > max(FACTOR_STEPS):
+        found["small_step_factor"] = step_factor(rates, SMALL_FACTOR_STEPS)
+        found["small_step_modelled"] = _whole_step_modelled(rates, SMALL_FACTOR_STEPS[0])
     return found
 
 

@@ -98,6 +98,10 @@ class ThreadProfile(TypedDict):
     step_factor: NotRequired[float]
     # the same from wholesteps.DECODER_FACTOR_STEPS (the CNN's step), which costmodel.factor_of mixes in
     decoder_step_factor: NotRequired[float]
+    # the same from wholesteps.SMALL_FACTOR_STEPS (the small MLP's step), and that step's modelled seconds
+    # by today's model (no factor): where costmodel.factor_of starts to mix it in for small steps
+    small_step_factor: NotRequired[float]
+    small_step_modelled: NotRequired[float]
     # measured seconds of each of wholesteps.WHOLE_STEPS, from which the factor is derived (version >= 3)
     whole_step_seconds: NotRequired[list[float]]
     # per-time-step seconds of a recurrent layer grow as (steps / 8) ** this (cache misses over the state

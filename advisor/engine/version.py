@@ -9,4 +9,4 @@ versions were recorded say 0.
 
 from __future__ import annotations
 
-ENGINE_VERSION = 7
+ENGINE_VERSION = 8

@@ -76,3 +76,14 @@ FACTOR_RANGE = (0.5, 3.0)
 # within a point of each other), while the CNNs themselves, already centred, would be priced 20% over at it
 # (bench/results/generalise_saved-runs_decoder-factor/README.md).
 DECODER_FACTOR_STEPS = (1,)
+
+# The small MLP's step (1 ms): steps near its size take half its excess over FACTOR_STEPS' in log, fading to
+# FACTOR_STEPS' alone at SMALL_STEP_SPAN x its modelled seconds (costmodel.factor_of). On the Intel VM every
+# profile timed it at 1.5-1.9x its layers where the wide MLP ran 1.1-1.3x, and the generated FFNs, VAEs and
+# GANs under 1.5 ms were priced 15-31% fast while those above 4 ms were within ±10%; on the AMD VM its ratio
+# swung 0.8-2.1 between profiles minutes apart, which the half in log (and the median over a merged
+# profile's members) damps. Re-scored on the 17 saved runs of profile version 11 (2,541 quiet rows): 82.6% ->
+# 84.7% within ±25%, median |error| 11.9% -> 11.1%, no run more than 2 points worse; spans of 2 and 5 scored
+# the same within a point (bench/results/generalise_saved-runs_small-step/README.md)
+SMALL_FACTOR_STEPS = (0,)
+SMALL_STEP_SPAN = 3.0

@@ -10,7 +10,7 @@ import pytest
 
 from advisor.engine.costmodel import factor_of, step_cost, step_factor, with_current_factor
 from advisor.engine.profile import merge
-from advisor.engine.wholesteps import FACTOR_RANGE, WHOLE_STEPS
+from advisor.engine.wholesteps import FACTOR_RANGE, SMALL_STEP_SPAN, WHOLE_STEPS
 from tests.engine.profiles import synthetic_profile
 from tests.engine.specs import first_of_each_family
 
@@ -122,3 +122,57 @@ def test_a_merged_profiles_members_take_todays_factors_too() -> None:
     gan = first_of_each_family()["gan"]
     fresh = step_cost(gan, batch_size=32, threads=1, profile=_with_whole_steps([1.0, 1.8, 1.2])).seconds
     assert step_cost(gan, batch_size=32, threads=1, profile=current).seconds == pytest.approx(fresh)
+
+
+@pytest.mark.parametrize(
+    ("at", "share"),
+    [
+        (0.1, 1.0),  # far below the small MLP's step: half its excess, in log, whole
+        (1.0, 1.0),
+        (SMALL_STEP_SPAN**0.5, 0.5),  # half way to the span, in log: half of that
+        (SMALL_STEP_SPAN, 0.0),  # from the span on: the wide MLP's factor alone
+        (40.0, 0.0),
+    ],
+)
+def test_a_step_near_the_small_mlps_takes_half_its_excess_fading_over_the_span(
+    at: float, share: float
+) -> None:
+    profile = _with_whole_steps([1.8, 1.2, 1.2])
+    small = _modelled()[0]
+    assert profile["threads"]["1"]["small_step_factor"] == pytest.approx(1.8)
+    assert profile["threads"]["1"]["small_step_modelled"] == pytest.approx(small)
+    expected = 1.2 * (1.8 / 1.2) ** (0.5 * share)
+    assert factor_of(profile, None, at * small) == pytest.approx(expected)
+    assert factor_of(profile) == pytest.approx(1.2)  # without the step's seconds: the factor alone
+
+
+@pytest.mark.parametrize("kind", ["cpu", "cuda"])
+def test_a_tiny_networks_step_is_priced_with_the_small_steps_excess_on_a_cpu_only(kind: str) -> None:
+    """The same tiny FFN on two profiles that differ only in the small MLP's measured seconds."""
+    ffn = first_of_each_family()["ffn"]
+    tiny = copy.deepcopy(ffn)
+    tiny["networks"]["model"] = [
+        {"kind": "Linear", "args": {"in_features": 8, "out_features": 16}},
+        {"kind": "ReLU", "args": {}},
+        {"kind": "Linear", "args": {"in_features": 16, "out_features": 2}},
+    ]
+    tiny["io"]["input_shape"], tiny["io"]["outputs"] = [8], 2
+    level, slow = _with_whole_steps([1.2, 1.2, 1.2], kind), _with_whole_steps([1.8, 1.2, 1.2], kind)
+    plain = step_cost(tiny, batch_size=16, threads=1, profile=level).seconds
+    priced = step_cost(tiny, batch_size=16, threads=1, profile=slow).seconds
+    assert plain / 1.2 < _modelled()[0]  # a step below the small MLP's, so the whole half applies
+    assert priced == pytest.approx(plain * (1.8 / 1.2) ** 0.5 if kind == "cpu" else plain)
+    wide = WHOLE_STEPS[2]
+    batch = wide["training"]["batch_size"]
+    assert step_cost(wide, batch_size=batch, threads=1, profile=slow).seconds == pytest.approx(
+        step_cost(wide, batch_size=batch, threads=1, profile=level).seconds
+    )
+
+
+def test_a_profile_without_the_wide_mlp_has_no_small_step_factor() -> None:
+    """Before version 9 the small MLP's step set the factor itself: it is not counted twice."""
+    profile = copy.deepcopy(PROFILE)
+    profile["threads"]["1"]["whole_step_seconds"] = [1.8 * m for m in _modelled()[:2]]
+    rates = with_current_factor(profile)["threads"]["1"]
+    assert "small_step_factor" not in rates
+    assert rates["step_factor"] == pytest.approx(1.8)
