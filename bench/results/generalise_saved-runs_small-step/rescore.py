@@ -3,7 +3,8 @@ small step's factor (engine version 7), with it (version 8, wholesteps.SMALL_STE
 excess instead of half, and at other spans; each run's quiet rows within ±25% and median |error|, then all
 rows pooled.
 
-`python bench/results/generalise_saved-runs_small-step/rescore.py` (from the repository root)."""
+`python bench/results/generalise_saved-runs_small-step/rescore.py [RUN.json ...]` (from the repository root;
+default: every saved run, which `rescore.txt` shows as it stood before seed 24027's run was added)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def _cell(errors: list[float], digits: int = 0) -> str:
 
 def main() -> None:
     runs = []
-    for path in sorted(RESULTS.glob("generalise_*/run.json")):
+    paths = [Path(a) for a in sys.argv[1:]] or sorted(RESULTS.glob("generalise_*/run.json"))
+    for path in paths:
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved["profiles"][0].get("version") == 11:
             runs.append((path.parent.name, saved))
