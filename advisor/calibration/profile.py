@@ -27,6 +27,7 @@ from torch import nn
 from advisor.calibration.allocator import child_environment, current_allocator
 from advisor.calibration.contention import Probe, judge
 from advisor.calibration.devices import cpu_model_name, physical_cores
+from advisor.calibration.floats import flush_denormals
 from advisor.calibration.layers import CausalConv1d
 from advisor.calibration.points import (
     DEADLINE,
@@ -376,6 +377,7 @@ if __name__ == "__main__":
     # this process's start to here: the interpreter, torch and the harness imported, as a calibration's
     # child imports them before its first configuration
     child_start = time.time() - psutil.Process().create_time()
+    flush_denormals()  # as the calibrations' children time their steps (floats.py)
     args = sys.argv[1:]
     chosen = args[args.index("--device") + 1] if "--device" in args else "cpu"
     counts = [int(t) for t in args[args.index("--threads") + 1].split(",")] if "--threads" in args else None

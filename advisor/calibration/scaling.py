@@ -27,6 +27,7 @@ from typing import Any, TypedDict
 
 from advisor.calibration.allocator import child_environment
 from advisor.calibration.devices import physical_cores
+from advisor.calibration.floats import run_flushed
 from advisor.calibration.parent_death import die_with_parent
 from advisor.calibration.ranks import RankPayload
 from advisor.calibration.supervisor import POLL_S, Event, describe_exit, spawn_environment, stop
@@ -215,7 +216,9 @@ def run_ranks(
     procs = []
     with spawn_environment(env):
         for p in payloads:
-            proc = ctx.Process(target=rank_main, args=({**p, "parent_pid": os.getpid()}, events), daemon=True)
+            proc = ctx.Process(
+                target=run_flushed, args=(rank_main, {**p, "parent_pid": os.getpid()}, events), daemon=True
+            )
             proc.start()
             procs.append((int(p["rank"]), proc))
     done: dict[int, Event] = {}

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from advisor.calibration.floats import run_flushed
+
 Event = dict[str, Any]
 POLL_S = 0.2
 STOP_GRACE_S = 2.0
@@ -102,7 +104,7 @@ def supervise(
     is asked every POLL_S. on_start gets the child's pid."""
     ctx = mp.get_context("spawn")
     events = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, events), name=name, daemon=True)
+    proc = ctx.Process(target=run_flushed, args=(target, *args, events), name=name, daemon=True)
     with spawn_environment(env):
         proc.start()
     if on_start is not None:

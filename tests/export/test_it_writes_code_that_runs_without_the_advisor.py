@@ -88,6 +88,12 @@ except ImportError:
     found = {"advisor": "not importable"}
 import torch
 
+
+def flushed():
+    return torch.tensor([1e-39]).mul(1.0).item() == 0.0  # a denormal float32, times one
+
+
+found["flushed_at_start"] = flushed()
 plan = json.loads(Path("plan.json").read_text())
 for case, train in plan["cases"].items():
     folder = str(Path(case).resolve())
@@ -105,6 +111,7 @@ for case, train in plan["cases"].items():
             with contextlib.redirect_stdout(io.StringIO()):
                 report = script["main"](script["CONFIG"], script["ALLOCATOR"], plan["argv"])
             entry["steps"], entry["loss"] = report["steps"], report["loss"]
+            entry["flushed"] = flushed()
     except Exception:
         entry["error"] = traceback.format_exc()[-3000:]
     sys.path.remove(folder)
@@ -162,6 +169,15 @@ def test_it_trains_two_steps_on_random_data_of_its_shapes(
     found = downloaded[1][case]
     assert "error" not in found, found.get("error")
     assert found["steps"] == 2 and found["loss"] == found["loss"]  # a number, not NaN
+
+
+def test_it_trains_with_denormals_flushed_as_the_advisor_timed_it(
+    downloaded: tuple[Path, dict[str, Any]],
+) -> None:
+    """torch keeps denormal floats by default; the first train.py to run on a CPU flushes them."""
+    found = downloaded[1]
+    assert found["flushed_at_start"] is False
+    assert found[TRAINED[0]]["flushed"] is True
 
 
 @pytest.mark.parametrize("case", list(CASES))
