@@ -43,7 +43,7 @@ from advisor.engine.wholesteps import (
     DECODER_FACTOR_STEPS,
     FACTOR_RANGE,
     FACTOR_STEPS,
-    SMALL_FACTOR_STEPS,
+    SMALL_STEP,
     SMALL_STEP_SPAN,
     WHOLE_STEPS,
 )
@@ -308,8 +308,12 @@ def step_factor(rates: ThreadProfile, steps: tuple[int, ...] = FACTOR_STEPS) -> 
     # a profile from before a step was added (version < 9) has only the first ones: its first one stands in
     for i in sorted({i if i < len(measured) else 0 for i in steps}):
         ratios.append(measured[i] / _whole_step_modelled(rates, i))
+    return _clamped(statistics.median(ratios))
+
+
+def _clamped(ratio: float) -> float:
     low, high = FACTOR_RANGE
-    return min(high, max(low, statistics.median(ratios)))
+    return min(high, max(low, ratio))
 
 
 def _whole_step_modelled(rates: ThreadProfile, index: int) -> float:
@@ -351,8 +355,9 @@ def with_factors(rates: ThreadProfile) -> ThreadProfile:
         found["decoder_step_factor"] = step_factor(rates, DECODER_FACTOR_STEPS)
     # a profile from before the wide MLP (version < 9) has the small MLP's alone, which sets its factor
     if measured and len(measured) > max(FACTOR_STEPS):
-        found["small_step_factor"] = step_factor(rates, SMALL_FACTOR_STEPS)
-        found["small_step_modelled"] = _whole_step_modelled(rates, SMALL_FACTOR_STEPS[0])
+        modelled = _whole_step_modelled(rates, SMALL_STEP)  # once: its factor and where it applies
+        found["small_step_factor"] = _clamped(measured[SMALL_STEP] / modelled)
+        found["small_step_modelled"] = modelled
     return found
 
 

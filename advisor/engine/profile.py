@@ -98,7 +98,7 @@ class ThreadProfile(TypedDict):
     step_factor: NotRequired[float]
     # the same from wholesteps.DECODER_FACTOR_STEPS (the CNN's step), which costmodel.factor_of mixes in
     decoder_step_factor: NotRequired[float]
-    # the same from wholesteps.SMALL_FACTOR_STEPS (the small MLP's step), and that step's modelled seconds
+    # the same from wholesteps.SMALL_STEP (the small MLP's step), and that step's modelled seconds
     # by today's model (no factor): where costmodel.factor_of starts to mix it in for small steps
     small_step_factor: NotRequired[float]
     small_step_modelled: NotRequired[float]

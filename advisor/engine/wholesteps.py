@@ -85,5 +85,5 @@ DECODER_FACTOR_STEPS = (1,)
 # profile's members) damps. Re-scored on the 17 saved runs of profile version 11 (2,541 quiet rows): 82.6% ->
 # 84.7% within ±25%, median |error| 11.9% -> 11.1%, no run more than 2 points worse; spans of 2 and 5 scored
 # the same within a point (bench/results/generalise_saved-runs_small-step/README.md)
-SMALL_FACTOR_STEPS = (0,)
+SMALL_STEP = 0  # index in WHOLE_STEPS
 SMALL_STEP_SPAN = 3.0

@@ -5,31 +5,48 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from advisor.calibration.supervisor import supervise
 
-# a parallel multiply over a million denormal float32s on two intra-op threads: how many stay nonzero
+
+def nonzero_denormals(flush_after_start: bool = False) -> int:
+    """A parallel multiply over a million denormal float32s on two intra-op threads: how many stay nonzero
+    (`flush_after_start`: flushed once the intra-op threads have started)."""
+    import torch
+
+    from advisor.calibration.floats import flush_denormals
+
+    torch.set_num_threads(2)
+    # the largest denormal, bit by bit: a float's conversion would flush it already on the calling thread
+    x = torch.full((1 << 20,), 0x007FFFFF, dtype=torch.int32).view(torch.float32)
+    if flush_after_start:
+        x.mul(1.0)  # the intra-op threads start here
+        flush_denormals()
+    return int(torch.count_nonzero(x.mul(1.0)))
+
+
 COUNT = """
-import sys, torch
+import sys
 from advisor.calibration.floats import flush_denormals
+from tests.calibration.test_denormals import nonzero_denormals
 if sys.argv[1] == "before":
     flush_denormals()
-torch.set_num_threads(2)
-# the largest denormal, bit by bit: a float's conversion would flush it already on the calling thread
-x = torch.full((1 << 20,), 0x007FFFFF, dtype=torch.int32).view(torch.float32)
-x.mul(1.0)  # the intra-op threads start here
-if sys.argv[1] == "after":
-    flush_denormals()
-print(int(torch.count_nonzero(x.mul(1.0))))
+print(nonzero_denormals(flush_after_start=sys.argv[1] == "after"))
 """
 
 
 def _count(when: str) -> int:
     done = subprocess.run(
-        [sys.executable, "-c", COUNT, when], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", COUNT, when],
+        cwd=Path(__file__).resolve().parents[2],  # the repository root: `tests` importable
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return int(done.stdout.strip())
 
@@ -45,11 +62,7 @@ def test_flushing_after_it_reaches_the_calling_thread_alone() -> None:
 
 
 def count_in_child(events: Any) -> None:
-    import torch
-
-    torch.set_num_threads(2)
-    x = torch.full((1 << 20,), 0x007FFFFF, dtype=torch.int32).view(torch.float32)
-    events.put({"type": "done", "nonzero": int(torch.count_nonzero(x.mul(1.0)))})
+    events.put({"type": "done", "nonzero": nonzero_denormals()})
 
 
 def test_a_supervised_child_runs_with_denormals_flushed() -> None:
