@@ -5,11 +5,13 @@ vision task.
 `python -m bench queue --from RUN/forecast.json [--no-measured] [--out DIR]` predicts a saved run's ETAs again
 by today's estimator, from each job's plan, marks and measured configurations (nothing re-run).
 
-`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--load L] [--load-delay S] [--out D]`:
+`python -m bench queue --forecast [--jobs N] [--users U] [--warmup W] [--load L] [--load-delay S]
+[--grid B,B:T,T --time-limit S] [--out D]`:
 the remaining-time estimator (advisor/engine/remaining.py) against what happened. N default calibrations of
 varied networks are queued at once by U users on one worker (its device profiled first, as a worker does;
 W calibrations run before them give the device a history, as a team box has; L busy loops compete from S
-seconds after the profile on, a box that got busy after its worker started); each queued job's expected
+seconds after the profile on, a box that got busy after its worker started; `--grid` asks each for that grid
+of batch sizes and thread counts, a longer calibration as a script asks for one); each queued job's expected
 start, as the API gives it right after the last submission, is set against its actual start, and the
 running job's remaining time, sampled as its page polls it, against the time that actually remained
 (targets, issues 24 and 29: both within +-25%, the ETA from 25% progress on).
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.queue_forecast import replay, report, run_forecast, wait_for
+from bench.queue_forecast import Sweep, replay, report, run_forecast, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,6 +67,13 @@ def main(argv: list[str]) -> int:
         "--load", type=int, default=0, help="--forecast: busy loops competing once the device is profiled"
     )
     parser.add_argument("--load-delay", type=float, default=0.0, help="--forecast: --load starts this late")
+    parser.add_argument(
+        "--grid",
+        default="",
+        help="--forecast: each calibration sweeps these batch sizes and thread counts (B,B,...:T,T,...) "
+        "instead of the default doubling sweep",
+    )
+    parser.add_argument("--time-limit", type=int, default=None, help="--forecast: each job's limit (s)")
     parser.add_argument("--out", default="", help="--forecast: a folder for forecast.json")
     parser.add_argument(
         "--from", dest="source", default="", help="a saved forecast.json: its ETAs by today's estimator"
@@ -114,6 +123,7 @@ def main(argv: list[str]) -> int:
                     warmup=args.warmup,
                     load=args.load,
                     load_delay=args.load_delay,
+                    sweep=Sweep.parse(args.grid, args.time_limit),
                 )
                 report(result, args.out)
                 return 0

@@ -5,8 +5,10 @@ networks, as the wizard would queue them: each recommendation timed from the wor
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,40 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 POLL_S = 0.25
 TOLERANCE = 0.25
+# jobs by their seconds from start to end
+JOB_LENGTHS = (("under_20s", 0.0, 20.0), ("20_to_60s", 20.0, 60.0), ("60s_or_more", 60.0, math.inf))
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What each queued calibration asks for: the default (the wizard's: a doubling sweep from the
+    candidate's batch within its own budget, the default time limit), or a grid of batch sizes and thread
+    counts under a time limit of its own, as a script or a team box's user asks for a longer calibration."""
+
+    batch_sizes: tuple[int, ...] = ()
+    threads: tuple[int, ...] = ()
+    time_limit_seconds: int | None = None
+
+    @classmethod
+    def parse(cls, grid: str, time_limit: int | None) -> Sweep:
+        """`--grid 32,128,512:1,2` (batch sizes, then thread counts; either may be empty)."""
+        batches, _, threads = grid.partition(":")
+        return cls(
+            tuple(int(b) for b in batches.split(",") if b),
+            tuple(int(t) for t in threads.split(",") if t),
+            time_limit,
+        )
 
 
 def run_forecast(
-    host: str, *, jobs: int, users: int, warmup: int = 0, load: int = 0, load_delay: float = 0.0
+    host: str,
+    *,
+    jobs: int,
+    users: int,
+    warmup: int = 0,
+    load: int = 0,
+    load_delay: float = 0.0,
+    sweep: Sweep = Sweep(),
 ) -> dict[str, Any]:
     """`load` busy loops (bench/load.py) compete from `load_delay` seconds after the device's profile, which
     was taken quiet, to the end: a team box that got busy after its worker started."""
@@ -66,13 +98,14 @@ def run_forecast(
     time.sleep(1.0)  # the worker announces its device a moment before it consumes
     competing = start_load(load, load_delay)
     try:
-        result = _queue_and_poll(device_id, jobs=jobs, users=users, warmup=warmup)
+        result = _queue_and_poll(device_id, jobs=jobs, users=users, warmup=warmup, sweep=sweep)
     finally:
         spent = stop_load(competing)
-    return {**result, "load": {"processes": load, "delay_s": load_delay, "cpu_seconds": spent["cpu_seconds"]}}
+    load_info = {"processes": load, "delay_s": load_delay, "cpu_seconds": spent["cpu_seconds"]}
+    return {**result, "sweep": asdict(sweep), "load": load_info}
 
 
-def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> dict[str, Any]:
+def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int, sweep: Sweep) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
@@ -83,21 +116,28 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> di
     device = Device.objects.get(id=device_id)
     people = [get_user_model().objects.get_or_create(username=f"bench{u}")[0] for u in range(users)]
     specs = list(FORECAST_SPECS.items())
-    # a box with a history: the device's pace, start-up and re-measure chances come from finished jobs
-    for i in range(warmup):
+
+    def submit(i: int, owner: Any) -> tuple[str, str, CalibrationJob]:
         name, spec = specs[i % len(specs)]
         device.refresh_from_db()  # `online` reads its latest heartbeat
-        rec = services.advise(owner=people[0], spec={**spec, "hardware": HARDWARE}, device=device)
-        job, _ = services.submit_calibration(owner=people[0], recommendation=rec, candidate=0, device=device)
-        wait_for(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, 300, f"warm-up job {job.pk}")
-    made = []
-    device.refresh_from_db()
-    for i in range(jobs):
-        name, spec = specs[i % len(specs)]
-        owner = people[i % users]
         rec = services.advise(owner=owner, spec={**spec, "hardware": HARDWARE}, device=device)
-        job, _ = services.submit_calibration(owner=owner, recommendation=rec, candidate=0, device=device)
-        made.append((name, rec.first_family, job))
+        job, _ = services.submit_calibration(
+            owner=owner,
+            recommendation=rec,
+            candidate=0,
+            device=device,
+            batch_sizes=list(sweep.batch_sizes),
+            threads=list(sweep.threads),
+            time_limit_seconds=sweep.time_limit_seconds,
+        )
+        return name, rec.first_family, job
+
+    # a box with a history: the device's pace, start-up and re-measure chances come from finished jobs
+    for i in range(warmup):
+        _, _, job = submit(i, people[0])
+        limit = max(300, job.time_limit_seconds + 60)
+        wait_for(lambda job=job: CalibrationJob.objects.get(pk=job.pk).finished, limit, f"warm-up {job.pk}")
+    made = [submit(i, people[i % users]) for i in range(jobs)]
     at = timezone.now()
     forecaster = Forecaster(at)
     expected = {}
@@ -108,7 +148,7 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int) -> di
             expected[job.pk] = (place["expected_start"] - at).total_seconds()
     samples: dict[int, list[tuple[float, float, float, str, Any]]] = {job.pk: [] for _, _, job in made}
     ids = [job.pk for _, _, job in made]
-    deadline = time.monotonic() + 60 * jobs
+    deadline = time.monotonic() + max(60, (sweep.time_limit_seconds or 0) + 10) * jobs
     while time.monotonic() < deadline:
         rows = list(CalibrationJob.objects.filter(pk__in=ids).select_related("device"))
         if all(r.finished for r in rows):
@@ -225,10 +265,11 @@ def score(result: dict[str, Any]) -> dict[str, Any]:
         if j["expected_wait"] is not None and j["actual_wait"] and j["actual_wait"] > 1.0
     ]
 
-    def etas(key: str) -> list[float]:
+    def etas(key: str, shortest: float = 0.0, longest: float = math.inf) -> list[float]:
         return [
             (e["predicted"] - e["actual"]) / e["actual"]
             for j in result["jobs"]
+            if shortest <= (j["duration"] or 0.0) < longest
             for e in j["eta"]
             if e[key] >= 0.25 and e["actual"] > 0
         ]
@@ -247,10 +288,17 @@ def score(result: dict[str, Any]) -> dict[str, Any]:
 
     # "from 25% progress on": the progress the job reports (a calibration's share of the configurations it
     # counts, its whole grid until the sweep stops) and the share of its run that had passed
+    # and the latter by the job's length: +-25% of what remains is a fraction of a second near the end of a
+    # 5-17 s default calibration, seconds on a longer one
+    by_length = {
+        f"eta_from_25pct_of_run_jobs_{name}": summary(etas("elapsed_share", lo, hi))
+        for name, lo, hi in JOB_LENGTHS
+    }
     return {
         "expected_start": summary(starts),
         "eta_from_25pct_reported": summary(etas("progress")),
         "eta_from_25pct_of_run": summary(etas("elapsed_share")),
+        **by_length,
     }
 
 

@@ -350,10 +350,11 @@ def test_a_step_the_sweep_expects_to_end_past_its_budget_is_not_counted() -> Non
     )
     marks = [Mark(1.0, 0, 6, threads=1), Mark(2.0, 1, 6, threads=2), Mark(8.0, 2, 6, threads=1)]
     # at 8 s: 64 at 1 thread (1 s) ends at 9 s; 64 at 2 threads, guessed at 6 s x 64 / 32 = 12 s, would end
-    # at 21 s, inside the budget: it starts, taking 2-thread steps' pace (6 s, with the job's pace one vote
-    # among them: 3.5 s); 128 at 1 thread ends at 13.5 s; 128 at 2 threads, guessed 3.5 x 2, at 20.5 s
+    # at 21 s, inside the budget: it starts, taking the latest 2-thread step's pace (6, within twice the
+    # median of 6 and the job's pace: 3.5); 128 at 1 thread ends at 16 s; 128 at 2 threads, guessed 6 x 2,
+    # would end at 28 s, past the budget
     left = remaining(plan, marks, 8.0).seconds
-    assert left == pytest.approx(1.0 + 3.5 + 1.0 + 3.5)
+    assert left == pytest.approx(1.0 + 6.0 + 1.0)
     # had the first 2-thread step taken 8 s, the next is guessed at 16 s: from 10 s, it would end at 26 s,
     # past the budget, so the sweep stops after the step under way
     late = [*marks[:2], Mark(10.0, 2, 6, threads=1)]
@@ -478,3 +479,26 @@ def test_stored_marks_keep_the_reported_chance_and_threads_and_read_older_marks_
         Mark(10.0, 3, 4, threads=2),
         Mark(11.0, 4, 4, restart_chance=0.5, threads=1),
     ]
+
+
+# four configurations of 2 s at one thread, batch 32 to 256, as an explicit grid runs them; 1 s to finish
+GRID = WorkPlan(2.0, (2.0,) * 4, 1.0, 120.0, threads=(1,) * 4, batches=(32, 64, 128, 256))
+
+
+@pytest.mark.parametrize(
+    ("took", "seconds"),
+    [
+        # on plan: the latest pace is 1
+        ((2.0, 2.0), 2 * 2.0 + 1.0),
+        # the estimates' error drifts with the batch (0.8x at 32, 1.2x at 64): the nearest batch's pace
+        ((1.6, 2.4), 2 * 2.4 + 1.0),
+        # the latest step stalled 5x: at most twice the median of its thread count's (1, 5 and the job's 1)
+        ((2.0, 10.0), 2 * 2.0 * 2.0 + 1.0),
+    ],
+)
+def test_the_steps_ahead_take_their_thread_counts_latest_pace_within_twice_its_median(
+    took: tuple[float, float], seconds: float
+) -> None:
+    marks = [Mark(2.0, 0, 4, threads=1), Mark(2.0 + took[0], 1, 4, threads=1)]
+    marks.append(Mark(marks[-1].at_s + took[1], 2, 4, threads=1))
+    assert remaining(GRID, marks, marks[-1].at_s).seconds == pytest.approx(seconds)
