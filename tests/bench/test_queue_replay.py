@@ -9,7 +9,7 @@ import pytest
 
 from advisor.engine.remaining import Mark, WorkPlan, plan_to_json, remaining
 from advisor.engine.sweepplan import SweepPlan, configuration_seconds, sweep_to_json, sweep_work
-from bench.queue_forecast import replay, score
+from bench.queue_forecast import Sweep, replay, score
 
 PLAN = WorkPlan(startup_s=1.0, steps=(2.0, 2.0, 2.0), finish_s=0.0, limit_s=60.0)
 
@@ -81,3 +81,26 @@ def test_a_slow_steps_word_counts_from_when_it_was_said() -> None:
     assert b["predicted"] > a["predicted"] + 5.0
     polled = [plain[0], replace(plain[1], step_left_s=12.0, step_left_at_s=7.5)]
     assert c["predicted"] == pytest.approx(remaining(PLAN, polled, 8.0).seconds)
+
+
+def test_it_scores_the_eta_by_the_jobs_length() -> None:
+    """+-25% of what remains is a fraction of a second near the end of a short job: each length apart."""
+    short = _job(1, wait=0.0, duration=10.0, marks=[[1.0, 0, 3]], at=[3.0, 5.0, 9.0])
+    long = _job(2, wait=10.0, duration=30.0, marks=[[1.0, 0, 3]], at=[10.0, 20.0])
+    scores = score({"jobs": [short, long]})
+    assert scores["eta_from_25pct_of_run"]["n"] == 5
+    assert scores["eta_from_25pct_of_run_jobs_under_20s"]["n"] == 3
+    assert scores["eta_from_25pct_of_run_jobs_20_to_60s"]["n"] == 2
+    assert scores["eta_from_25pct_of_run_jobs_60s_or_more"] == {"n": 0}
+
+
+@pytest.mark.parametrize(
+    ("grid", "limit", "sweep"),
+    [
+        ("", None, Sweep()),  # the wizard's default calibration
+        ("32,128,512:1,2", 300, Sweep((32, 128, 512), (1, 2), 300)),
+        ("64,256:", 120, Sweep((64, 256), (), 120)),  # every thread count of the device
+    ],
+)
+def test_a_grid_reads_as_batch_sizes_then_thread_counts(grid: str, limit: int | None, sweep: Sweep) -> None:
+    assert Sweep.parse(grid, limit) == sweep
