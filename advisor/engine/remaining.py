@@ -307,10 +307,9 @@ def restart_chance(plan: WorkPlan, marks: Sequence[Mark]) -> float:
 def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Callable[[int], float]:
     """Each step's pace: the latest finished step's at its thread count, capped at LATEST_PACE_CAP x the
     median of that count's (the job's pace one vote among them); the job's pace where the plan has no thread
-    counts or none finished at that one. On a box
-    that got busy, steps on both cores stall behind the other work (2-thread steps 100-500x their plan
-    beside two busy processes on 2 cores) while 1-thread steps keep about theirs; one pace for both fits
-    neither (bench/results/queue_amd-epyc-2c_forecast-loaded/)."""
+    counts or none finished at that one. On a box that got busy, steps on both cores stall behind the other
+    work (2-thread steps 100-500x their plan beside two busy processes on 2 cores) while 1-thread steps keep
+    about theirs; one pace for both fits neither (bench/results/queue_amd-epyc-2c_forecast-loaded/)."""
     seen: dict[int, list[float]] = {}
     for k, start, seconds in _whole_steps(marks):
         planned = plan.step_s(k)
@@ -320,10 +319,9 @@ def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Cal
         )
         if threads is not None and planned > 0:
             seen.setdefault(threads, []).append(seconds / planned)
-    # the latest finished step at each thread count, within LATEST_PACE_CAP x that count's median: a sweep
-    # runs its batch sizes in increasing order and the estimates' error drifts with the batch (a CNN's batch
-    # 2048 took 1.4-2.1x its plan where its batch 32 took 0.8-0.9x), so the nearest batch measured speaks
-    # for the next better than all of them; the cap keeps one stalled step from pricing every later one
+    # a sweep runs its batch sizes in increasing order and the estimates' error drifts with the batch (a
+    # CNN's batch 2048 took 1.4-2.1x its plan where its batch 32 took 0.8-0.9x): the nearest batch measured
+    # speaks for the next better than all of them; the cap keeps one stalled step from pricing the rest
     paces = {t: min(r[-1], LATEST_PACE_CAP * statistics.median([*r, pace])) for t, r in seen.items()}
 
     now = marks[-1].threads if marks else None
