@@ -28,7 +28,7 @@ SETS = {
     ],
     "grids, built on (3)": sorted(HERE.glob("runs/build-*.json")),
     "grids, held out (2)": sorted(HERE.glob("runs/held-out-grid-*.json")),
-    "default sweeps, held out (1)": sorted(HERE.glob("runs/held-out-default-*.json")),
+    "default sweeps, held out (2)": sorted(HERE.glob("runs/held-out-default-*.json")),
 }
 KEYS = {
     "eta_from_25pct_of_run": "from 25% of the run",
