@@ -1,7 +1,8 @@
 """The ETA's pace rule before and after (engine.remaining.LATEST_PACE_CAP): every saved `bench queue
 --forecast` run replayed by today's estimator (bench.queue_forecast.replay), then by the same estimator with
 the rule before it (each step ahead at the median of its thread count's finished steps, the job's pace one
-vote). Nothing is measured; the rule is patched in this process only.
+vote); each with how often the ETA's 90% range (ETA_RATIOS, fitted on the rule before) held. Nothing is
+measured; the rule is patched in this process only.
 
 Rerun: python bench/results/queue_intel-xeon-2c_grid/replay.py
 """
@@ -66,6 +67,17 @@ def _median_rule(plan: rm.WorkPlan, marks: Any, pace: float) -> Callable[[int], 
     return pace_of
 
 
+def _ranged(e: dict[str, Any]) -> bool:
+    """A sample the ETA's 90% range speaks for: an estimate by plan or progress (not capped by the limit)."""
+    return e["actual"] > 0 and e["predicted"] > 0 and e["basis"] in rm.ETA_RATIOS
+
+
+def _in_range(e: dict[str, Any]) -> bool:
+    """Whether the time that actually remained fell inside the estimate's 90% range (ETA_RATIOS)."""
+    low, high = rm.ETA_RATIOS[e["basis"]]
+    return bool(e["predicted"] * low <= e["actual"] <= e["predicted"] * high)
+
+
 def main() -> None:
     today = rm._paces_by_threads
     for name, paths in SETS.items():
@@ -74,17 +86,20 @@ def main() -> None:
         if not runs:
             continue
         print(f"\n{name}")
-        print(f"{'rule':<26}" + "".join(f"{label:>22}" for label in KEYS.values()))
+        print(f"{'rule':<26}" + "".join(f"{label:>22}" for label in [*KEYS.values(), "90% range held"]))
         for rule, cap in (("before: the median", 0.0), (f"today: latest, cap {TODAY:g}x", TODAY)):
             rm._paces_by_threads = today
             with_cap(cap)
+            again = [replay(run) for run in runs]
             cells = []
             for key in KEYS:
                 inside = total = 0
-                for run in runs:
-                    s = score(replay(run)).get(key, {})
+                for run in again:
+                    s = score(run).get(key, {})
                     inside, total = inside + s.get("within", 0), total + s.get("n", 0)
                 cells.append(f"{inside}/{total} ({inside / total:.0%})" if total else "—")
+            held = [_in_range(e) for run in again for j in run["jobs"] for e in j["eta"] if _ranged(e)]
+            cells.append(f"{sum(held) / len(held):.1%}" if held else "—")
             print(f"{rule:<26}" + "".join(f"{c:>22}" for c in cells))
     rm._paces_by_threads, rm.LATEST_PACE_CAP = today, TODAY
 
