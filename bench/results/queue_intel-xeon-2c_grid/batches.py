@@ -18,18 +18,11 @@ sys.path.insert(0, str(ROOT))
 
 from advisor.engine import sweepplan as sp  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench/results/queue_intel-xeon-2c_in-child-remeasure"))
+from reprice import per_batch_of  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 QUIET = ("build-grid1", "build-grid2", "held-out-grid-quiet")
-
-
-def per_batch_of(seconds: float, sweep: sp.SweepPlan) -> float:
-    """The seconds per batch at which sp.configuration_seconds gives `seconds`."""
-    fewest, past = max(sweep.min_iterations, sp.FEWEST_TIMED), sp.STEPS_PAST_SECONDS
-    seconds -= sp.CONFIG_OVERHEAD_S
-    long = seconds / (sweep.warmup + 1 + fewest)
-    if fewest * long >= sweep.min_seconds + past * long:
-        return long
-    return (seconds - sweep.min_seconds) / (sweep.warmup + 1 + past)
 
 
 def main() -> None:
