@@ -205,13 +205,15 @@ def _queue_and_poll(device_id: str, *, jobs: int, users: int, warmup: int, sweep
     return result
 
 
-def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
+def replay(result: dict[str, Any], *, measured: bool = True, plan: str = "planned") -> dict[str, Any]:
     """A saved run's ETA samples predicted again by today's estimator (engine.remaining.remaining), each from
     the job's stored plan, its marks up to the sample and the device's pace over the jobs of the run that had
     finished before it started (the run's warm-up jobs are not saved, so a warmed run's early pace differs;
     the three saved runs replayed by the estimator they ran with gave the same shares within 1 point). Where
     the run saved its measured configurations, those measured by the sample price the re-measure
-    (engine.sweepplan.with_measured), as the product does; `measured=False`: the plan made at submit."""
+    (engine.sweepplan.with_measured), as the product does; `measured=False`: the plan made at submit.
+    `plan`: the key of the plan each job is paced against, where an analysis put another beside `planned`
+    (bench/results/queue_intel-xeon-2c_faults/repriced.py)."""
     from advisor.engine.remaining import (
         device_pace,
         expected_duration,
@@ -222,7 +224,8 @@ def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
     from advisor.engine.sweepplan import first_child, with_measured
 
     jobs = result["jobs"]
-    plans = {j["id"]: plan_from_json(j["planned"], 0.0) for j in jobs}
+    stored = {j["id"]: j.get(plan) or j["planned"] for j in jobs}
+    plans = {i: plan_from_json(p, 0.0) for i, p in stored.items()}
     replayed = []
     for j in jobs:
         if not j["eta"] or not j["duration"]:
@@ -240,10 +243,10 @@ def replay(result: dict[str, Any], *, measured: bool = True) -> dict[str, Any]:
         for e in j["eta"]:
             elapsed = e["elapsed_share"] * j["duration"]
             marks = marks_from_json(_marks_then(j["marks"], elapsed, e.get("mark")))
-            plan = plans[j["id"]]
+            paced = plans[j["id"]]
             if measured:
-                plan = with_measured(plan, j["planned"], first_child(j.get("measured") or []), marks)
-            left = remaining(plan, marks, elapsed, prior_pace=pace)
+                paced = with_measured(paced, stored[j["id"]], first_child(j.get("measured") or []), marks)
+            left = remaining(paced, marks, elapsed, prior_pace=pace)
             samples.append({**e, "predicted": left.seconds, "basis": left.basis})
         replayed.append({**j, "eta": samples})
     return {**result, "jobs": replayed, "replayed": True}

@@ -195,9 +195,24 @@ def test_a_doubling_sweep_starts_no_configuration_past_its_budget() -> None:
     assert len(plan.batches) == len(plan.threads) == len(plan.steps)  # what each step is, as in full
 
 
-def test_explicit_batch_sizes_are_measured_in_full() -> None:
+def test_explicit_batch_sizes_are_measured_in_full_within_the_budget() -> None:
     sweep = SweepPlan((16, 32), (1,), 32, 512, 5, 0.5, 2, budget_s=80.0, limit_s=120.0)
-    assert len(sweep_work(sweep, lambda b, t: 0.01).steps) == 2
+    plan = sweep_work(sweep, lambda b, t: 0.01)
+    assert len(plan.steps) == 2
+    # the child asks out_of_time before each configuration of a grid too (child._measure_plan)
+    assert plan.steps_budget_s == 80.0
+
+
+def test_a_grid_whose_two_thread_step_stalled_stops_at_its_budget() -> None:
+    """Batch 32 and 64 at 1 and 2 threads, each planned at 1.34 s, a budget of 20 s; beside busy processes
+    the 2-thread step at 32 took 15 s. The one at 64 (guessed at 15 s x 64 / 32) would end past the budget,
+    so the child stops before it: what is left is the 1-thread step under way and the job's finish."""
+    sweep = SweepPlan((32, 64), (1, 2), 32, 512, 5, 0.5, 2, budget_s=20.0, limit_s=120.0)
+    plan = sweep_work(sweep, lambda b, t: 0.1)
+    assert plan.batches == (32, 32, 64, 64)
+    marks = [Mark(1.0, 0, 4, threads=1), Mark(2.34, 1, 4, threads=2), Mark(17.34, 2, 4, threads=1)]
+    left = remaining(plan, marks, 17.84).seconds
+    assert left == pytest.approx(plan.steps[2] - 0.5 + plan.finish_s)
 
 
 # one thread, batch 32 to 512, a budget no row reaches

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -22,15 +23,20 @@ BATCHES = (32, 128, 512, 2048)
 CEILING = 32 * 2**20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 
 
+def allocations(cand: dict[str, Any], batch: int) -> list[tuple[str, int]]:
+    """Each block one training step allocates, in order: its category (engine.timeline) and bytes."""
+    step = _Step(cand, batch, "cpu", record=True)  # type: ignore[arg-type]
+    replay(step)
+    return [(category, n) for allocated, category, n in step.t.events or [] if allocated]
+
+
 def main() -> None:
     print("MB a step allocates in blocks over 32 MiB / in all")
     print(f"{'network':<24}" + "".join(f"{b:>14}" for b in BATCHES))
     for name in NETWORKS:
         cells = []
         for b in BATCHES:
-            step = _Step(candidate(name), b, "cpu", record=True)
-            replay(step)
-            sizes = [n for allocated, _, n in step.t.events or [] if allocated]
+            sizes = [n for _, n in allocations(candidate(name), b)]
             cells.append(f"{sum(n for n in sizes if n > CEILING) / 2**20:.0f} / {sum(sizes) / 2**20:.0f}")
         print(f"{name:<24}" + "".join(f"{c:>14}" for c in cells))
 
