@@ -160,10 +160,11 @@ def _within(ratios: list[float]) -> str:
     return f"{sum(abs(r - 1) <= 0.25 for r in ratios)}/{len(ratios)}"
 
 
-def durations(runs: list[dict[str, Any]]) -> None:
-    """Large-batch configurations' taken / planned, whole jobs' and the waits behind them (quiet runs)."""
-    print("\nthe plan against what ran: taken / planned, CNN and LSTM configurations at batch >= 512,")
-    print("each whole job, and each wait over 1 s against the planned durations of the jobs before it")
+def durations(name: str, runs: list[dict[str, Any]], *, loaded: bool = False) -> None:
+    """Large-batch configurations' taken / planned, whole jobs' and the waits behind them."""
+    where = "beside a busy loop" if loaded else "quiet"
+    print(f"\n{name}, {where}: taken / planned of CNN and LSTM configurations at batch >= 512, of whole")
+    print("jobs, and of each wait over 1 s against the planned durations of the jobs before it")
     print(
         f"{'plan':<30}{'configurations (median, p10-p90)':>36}{'jobs within 25%':>18}{'waits within 25%':>18}"
     )
@@ -208,10 +209,11 @@ def main() -> None:
             rows[f"{name}: as run (the budget)"] = eta_cells(saved)
     table("1. ETA samples within ±25%, the grid's budget in its plan or not", rows)
 
-    quiet = [r for name, rs in before.items() for r in rs if not r["load"]["processes"]]
-    durations(quiet)
+    for name, rs in runs.items():
+        durations(name, [r for r in rs if not r["load"]["processes"]])
+        durations(name, [r for r in rs if r["load"]["processes"]], loaded=True)
 
-    withb = {name: _jobs(rs, budgeted) for name, rs in before.items()}
+    withb = {name: rs if "after" in name else _jobs(rs, budgeted) for name, rs in runs.items()}
     rows = {}
     for rule, aggregate in RULES.items():
         rm._paces_by_threads = with_rule(aggregate)
