@@ -319,10 +319,7 @@ def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Cal
         )
         if threads is not None and planned > 0:
             seen.setdefault(threads, []).append(seconds / planned)
-    # a sweep runs its batch sizes in increasing order and the estimates' error drifts with the batch (a
-    # CNN's batch 2048 took 1.4-2.1x its plan where its batch 32 took 0.8-0.9x): the nearest batch measured
-    # speaks for the next better than all of them; the cap keeps one stalled step from pricing the rest
-    paces = {t: min(r[-1], LATEST_PACE_CAP * statistics.median([*r, pace])) for t, r in seen.items()}
+    paces = {t: thread_pace(r, pace) for t, r in seen.items()}
 
     now = marks[-1].threads if marks else None
 
@@ -334,6 +331,15 @@ def _paces_by_threads(plan: WorkPlan, marks: Sequence[Mark], pace: float) -> Cal
         return pace if threads is None else paces.get(threads, pace)
 
     return pace_of
+
+
+def thread_pace(taken: list[float], pace: float) -> float:
+    """One thread count's pace from its finished steps' taken / planned, in the order they ran, and the
+    job's pace. A sweep runs its batch sizes in increasing order and the estimates' error drifts with the
+    batch (a CNN's batch 2048 took 1.4-2.1x its plan where its batch 32 took 0.8-0.9x): the nearest batch
+    measured speaks for the next better than all of them; the cap keeps one stalled step from pricing the
+    rest. (bench/results/queue_intel-xeon-2c_faults/repriced.py replays other rules in its place.)"""
+    return min(taken[-1], LATEST_PACE_CAP * statistics.median([*taken, pace]))
 
 
 def step_paces(plan: WorkPlan, marks: Sequence[Mark]) -> list[float]:

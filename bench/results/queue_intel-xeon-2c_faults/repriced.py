@@ -16,7 +16,6 @@ Rerun: python bench/results/queue_intel-xeon-2c_faults/repriced.py
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import sys
 from collections.abc import Callable
@@ -53,34 +52,12 @@ def _median_rule(runs: list[float], pace: float) -> float:
     return statistics.median([*runs, pace])
 
 
+# engine.remaining.thread_pace and two rules in its place
 RULES: dict[str, Callable[[list[float], float], float]] = {
-    "latest, cap 2x (today)": lambda r, p: min(r[-1], rm.LATEST_PACE_CAP * _median_rule(r, p)),
+    "latest, cap 2x (today)": rm.thread_pace,
     "median": _median_rule,
     "min(latest, median)": lambda r, p: min(r[-1], _median_rule(r, p)),
 }
-
-
-def with_rule(aggregate: Callable[[list[float], float], float]) -> Callable[..., Callable[[int], float]]:
-    """engine.remaining._paces_by_threads with another way of making a thread count's pace of its steps."""
-
-    def paces_by_threads(plan: rm.WorkPlan, marks: Any, pace: float) -> Callable[[int], float]:
-        seen: dict[int, list[float]] = {}
-        for k, start, seconds in rm._whole_steps(marks):
-            threads = start.threads if start.threads is not None else plan.threads[k]
-            if plan.step_s(k) > 0:
-                seen.setdefault(threads, []).append(seconds / plan.step_s(k))
-        paces = {t: aggregate(r, pace) for t, r in seen.items()}
-        now = marks[-1].threads
-
-        def pace_of(k: int) -> float:
-            threads = now if k == math.floor(marks[-1].done) and now is not None else None
-            if threads is None and k < len(plan.threads):
-                threads = plan.threads[k]
-            return pace if threads is None else paces.get(threads, pace)
-
-        return pace_of
-
-    return paces_by_threads
 
 
 @cache
@@ -194,7 +171,7 @@ def durations(name: str, runs: list[dict[str, Any]], *, loaded: bool = False) ->
 
 
 def main() -> None:
-    today = rm._paces_by_threads
+    today = rm.thread_pace
     runs = {name: [json.loads(p.read_text()) for p in paths] for name, paths in SETS.items() if paths}
     before = {k: v for k, v in runs.items() if "after" not in k}
     rows = {}
@@ -216,7 +193,7 @@ def main() -> None:
     withb = {name: rs if "after" in name else _jobs(rs, budgeted) for name, rs in runs.items()}
     rows = {}
     for rule, aggregate in RULES.items():
-        rm._paces_by_threads = with_rule(aggregate)
+        rm.thread_pace = aggregate
         for factor in (0.0, *FACTORS):
             cells = []
             for saved in withb.values():
@@ -225,7 +202,7 @@ def main() -> None:
         rows[f"{rule}, measured seconds per batch"] = [
             c for s in withb.values() for c in eta_cells(_jobs(s, measured_exactly))
         ]
-    rm._paces_by_threads = today
+    rm.thread_pace = today
     print("\n2-3. ETA samples within ±25% with the budget, by pace rule and price: for each set of runs")
     print("(" + "; ".join(withb) + "), from 25% of the run and from 25% reported")
     for name, cells in rows.items():
