@@ -67,6 +67,11 @@ def _median_rule(plan: rm.WorkPlan, marks: Any, pace: float) -> Callable[[int], 
     return pace_of
 
 
+def _grid(run: dict[str, Any]) -> bool:
+    """A run of explicit grids (`--grid`), which later folders saved: not a default sweep."""
+    return any(((j.get("planned") or {}).get("sweep") or {}).get("batch_sizes") for j in run["jobs"])
+
+
 def _ranged(e: dict[str, Any]) -> bool:
     """A sample the ETA's 90% range speaks for: an estimate by plan or progress (not capped by the limit)."""
     return e["actual"] > 0 and e["predicted"] > 0 and e["basis"] in rm.ETA_RATIOS
@@ -82,7 +87,7 @@ def main() -> None:
     today = rm._paces_by_threads
     for name, paths in SETS.items():
         runs = [json.loads(p.read_text()) for p in paths]
-        runs = [r for r in runs if "jobs" in r]
+        runs = [r for r in runs if "jobs" in r and (name.startswith("grids") or not _grid(r))]
         if not runs:
             continue
         print(f"\n{name}")
