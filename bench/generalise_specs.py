@@ -50,6 +50,7 @@ EVALUATION_SEEDS = (
     24_027,
     24_028,
     24_029,
+    24_030,
 )
 EVALUATION_SEED = EVALUATION_SEEDS[-1]
 HARDWARE = {"cpu_cores": 2, "ram_gb": 16}  # this machine's description, as the wizard would fill it in
