@@ -213,7 +213,7 @@ def replay(result: dict[str, Any], *, measured: bool = True, plan: str = "planne
     the run saved its measured configurations, those measured by the sample price the re-measure
     (engine.sweepplan.with_measured), as the product does; `measured=False`: the plan made at submit.
     `plan`: the key of the plan each job is paced against, where an analysis put another beside `planned`
-    (bench/results/queue_intel-xeon-2c_faults/repriced.py)."""
+    (bench/results/queue_amd-epyc-2c_grid-budget/repriced.py)."""
     from advisor.engine.remaining import (
         device_pace,
         expected_duration,

@@ -338,7 +338,7 @@ def thread_pace(taken: list[float], pace: float) -> float:
     job's pace. A sweep runs its batch sizes in increasing order and the estimates' error drifts with the
     batch (a CNN's batch 2048 took 1.4-2.1x its plan where its batch 32 took 0.8-0.9x): the nearest batch
     measured speaks for the next better than all of them; the cap keeps one stalled step from pricing the
-    rest. (bench/results/queue_intel-xeon-2c_faults/repriced.py replays other rules in its place.)"""
+    rest. (bench/results/queue_amd-epyc-2c_grid-budget/repriced.py replays other rules in its place.)"""
     return min(taken[-1], LATEST_PACE_CAP * statistics.median([*taken, pace]))
 
 

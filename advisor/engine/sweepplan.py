@@ -108,7 +108,7 @@ def _sweep_plan(sweep: SweepPlan, steps: list[float], configs: list[tuple[int, i
     """The plan, with the budget the child stops at: explicit batch sizes too (child._measure_plan asks
     out_of_time before every configuration). Planned as if measured in full, a busy box's grid was priced
     at its stalled 2-thread pace for configurations the child never started (a loaded LSTM put at 200 s
-    left where 40 s were: bench/results/queue_intel-xeon-2c_faults/README.md)."""
+    left where 40 s were: bench/results/queue_amd-epyc-2c_grid-budget/README.md)."""
     threads, batches = tuple(t for _, t in configs), tuple(b for b, _ in configs)
     return WorkPlan(
         CHILD_START_S, tuple(steps), FINISH_S, sweep.limit_s, sweep.budget_s, threads=threads, batches=batches

@@ -1,5 +1,6 @@
-"""The saved `bench queue --forecast` grid runs replayed by today's estimator (bench.queue_forecast.replay)
-under variations of their plans. Nothing is measured; the plans are changed in this process only.
+"""The saved `bench queue --forecast` grid runs (the Intel Xeon VM's, ../queue_intel-xeon-2c_grid/, and this
+folder's, the AMD EPYC VM's) replayed by today's estimator (bench.queue_forecast.replay) under variations of
+their plans. Nothing is measured; the plans are changed in this process only.
 
 1. The budget: each grid's plan with the budget its child stops at (engine.sweepplan._sweep_plan since this
    folder's change), against the plan as saved (none: "measured in full").
@@ -10,7 +11,7 @@ under variations of their plans. Nothing is measured; the plans are changed in t
    configuration's seconds, each whole job's, the waits behind them, and the ETA under three pace rules.
 3. A ceiling: each configuration priced at the seconds per batch it went on to measure.
 
-Rerun: python bench/results/queue_intel-xeon-2c_faults/repriced.py
+Rerun: python bench/results/queue_amd-epyc-2c_grid-budget/repriced.py
 """
 
 from __future__ import annotations
@@ -43,8 +44,11 @@ SETS = {
     "grids, held out after (2)": sorted(HERE.glob("runs/*.json")),
 }
 KEYS = {"eta_from_25pct_of_run": "from 25% of run", "eta_from_25pct_reported": "from 25% reported"}
-FILL_MS_PER_MIB = 0.39  # fill.py on this host, one thread (0.38-0.40 in three runs)
-FACTORS = (0.72, 1.0)  # 0.72: the 0.28-0.29 ms per MiB the allocators.py rows imply, over the fill's
+# fill.py on the AMD EPYC VM (AVX2), one thread (0.38-0.40 in three runs); the grids built on and held out
+# before ran on the Intel Xeon VM, whose allocators.py rows imply 0.28-0.29 ms per MiB: 0.72 of it (two
+# hosts' figures in one ratio, so both prices are tried)
+FILL_MS_PER_MIB = 0.39
+FACTORS = (0.72, 1.0)
 ONCE = ("weights", "optimizer")  # live for the whole run: mapped once
 
 

@@ -1,8 +1,8 @@
-"""What faulting in a fresh mapping costs on this host: a 64 MiB anonymous mapping filled by torch once fresh
-and once more (the difference is the kernel's faults and zeroing), seven times after one, at 1 and 2
-threads; milliseconds per MiB. It measures (about a second).
+"""What faulting in a fresh mapping costs on the host it runs on (README.md: the AMD EPYC VM's figures): a
+64 MiB anonymous mapping filled by torch once fresh and once more (the difference is the kernel's faults
+and zeroing), seven times after one, at 1 and 2 threads; milliseconds per MiB. It measures (a second).
 
-Rerun: python bench/results/queue_intel-xeon-2c_faults/fill.py
+Rerun: python bench/results/queue_amd-epyc-2c_grid-budget/fill.py
 """
 
 from __future__ import annotations
