@@ -51,6 +51,7 @@ EVALUATION_SEEDS = (
     24_028,
     24_029,
     24_030,
+    24_031,
 )
 EVALUATION_SEED = EVALUATION_SEEDS[-1]
 HARDWARE = {"cpu_cores": 2, "ram_gb": 16}  # this machine's description, as the wizard would fill it in
